@@ -1,0 +1,3 @@
+from rclify.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,53 @@
+"""The `rclify` command line: a thin layer over one module per pipeline step.
+
+Each subcommand lives in rclify/commands/<name>.py and provides
+    add_parser(subparsers) -> argparse.ArgumentParser
+    run(args) -> int            (the exit code)
+Errors a user can meet are RclifyError: shown as one line, exit code 2.
+"""
+
+import argparse
+import importlib
+import sys
+
+from rclify import __version__
+from rclify.errors import RclifyError
+
+COMMANDS = ["transform", "revert", "flags", "profile", "assign", "report", "check", "bench"]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="rclify",
+        description="Move a pthread program's locks onto Remote Core Locking and other fast locks.",
+    )
+    parser.add_argument("--version", action="version", version=f"rclify {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for name in COMMANDS:
+        module = importlib.import_module(f"rclify.commands.{name}")
+        module.add_parser(sub).set_defaults(handler=module.run)
+    return parser
+
+
+def split_passthrough(argv: list[str]) -> tuple[list[str], list[str]]:
+    """Arguments after a bare `--` go to the compiler (transform) or the program (profile)."""
+    if "--" in argv:
+        at = argv.index("--")
+        return argv[:at], argv[at + 1 :]
+    return argv, []
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    own, passthrough = split_passthrough(argv)
+    parser = build_parser()
+    args = parser.parse_args(own)
+    args.passthrough = passthrough
+    try:
+        return int(args.handler(args) or 0)
+    except RclifyError as err:
+        print(f"rclify {args.command}: error: {err}", file=sys.stderr)
+        return err.exit_code
+    except KeyboardInterrupt:
+        print(f"rclify {args.command}: interrupted", file=sys.stderr)
+        return 130

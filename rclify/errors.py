@@ -1,0 +1,23 @@
+"""Errors a user can meet: the CLI turns each into one clear line and a non-zero exit."""
+
+
+class RclifyError(Exception):
+    """Base class: str(error) is the one line shown to the user."""
+
+    exit_code = 2
+
+
+class UsageError(RclifyError):
+    """Bad arguments or input the user gave (missing directory, malformed file, ...)."""
+
+
+class ToolMissingError(RclifyError):
+    """An external tool (spatch, a compiler, a build tool) is missing or the wrong version."""
+
+
+class ParseError(RclifyError):
+    """A source file could not be parsed."""
+
+
+class BuildError(RclifyError):
+    """Building the runtime or a target program failed."""

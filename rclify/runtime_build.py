@@ -1,0 +1,53 @@
+"""Builds the C runtime (runtime/) and says how a program compiles and links against it."""
+
+import shutil
+import subprocess
+from pathlib import Path
+
+from rclify.errors import BuildError, ToolMissingError
+from rclify.paths import RUNTIME_DIR, require
+
+BUILD_DIR = RUNTIME_DIR / "build"
+STATIC_LIB = BUILD_DIR / "librclify.a"
+PROFILER_LIB = BUILD_DIR / "librclify_prof.so"
+PKGCONFIG_FILE = BUILD_DIR / "pkgconfig" / "rclify.pc"
+
+
+def build_runtime(quiet: bool = True) -> Path:
+    """Runs `make` in runtime/ (a no-op when up to date) and returns the static library's path."""
+    require(RUNTIME_DIR / "Makefile")
+    if shutil.which("make") is None or shutil.which("gcc") is None:
+        raise ToolMissingError("building the runtime needs make and gcc: apt-get install build-essential")
+    proc = subprocess.run(["make", "-C", str(RUNTIME_DIR), "all"], capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise BuildError(f"building the runtime failed:\n{proc.stdout[-2000:]}{proc.stderr[-4000:]}")
+    if not quiet and proc.stdout.strip():
+        print(proc.stdout, end="")
+    write_pkgconfig()
+    return STATIC_LIB
+
+
+def cflags() -> list[str]:
+    return [f"-I{RUNTIME_DIR / 'include'}"]
+
+
+def libs() -> list[str]:
+    return [str(STATIC_LIB), "-pthread", "-ldl"]
+
+
+def write_pkgconfig() -> Path:
+    """A pkg-config file, so build systems can say `pkg-config --cflags --libs rclify`."""
+    from rclify import __version__
+
+    PKGCONFIG_FILE.parent.mkdir(parents=True, exist_ok=True)
+    text = (
+        f"prefix={RUNTIME_DIR}\n"
+        "Name: rclify\n"
+        "Description: rclify lock runtime (RCL and friends)\n"
+        f"Version: {__version__}\n"
+        f"Cflags: {' '.join(cflags())}\n"
+        f"Libs: {' '.join(libs())}\n"
+    )
+    if not PKGCONFIG_FILE.exists() or PKGCONFIG_FILE.read_text() != text:
+        PKGCONFIG_FILE.write_text(text)
+    return PKGCONFIG_FILE

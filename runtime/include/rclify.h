@@ -1,0 +1,137 @@
+/*
+ * rclify runtime: the lock API that programs transformed by `rclify transform` link against.
+ *
+ * Every lock is an rcl_mutex_t that carries its configuration (from the generated lock_config.h):
+ * an algorithm (posix, rcl, ...), an RCL server index and optionally a CPU for that server.  The
+ * environment variable RCLIFY_LOCKS overrides the configuration at run time, e.g.
+ *     RCLIFY_LOCKS='*=rcl'                 every lock on RCL server 0
+ *     RCLIFY_LOCKS='items.c:cache_lock=rcl:1@3,*=posix'
+ * (entries are tried left to right, the first whose pattern matches the lock id wins).
+ *
+ * Critical sections extracted into functions run through rcl_execute*(); sections that could not be
+ * extracted use rcl_mutex_lock/unlock ("hybrid" mode), which stay correct on every algorithm.
+ *
+ * The header is C99 (and C++) compatible: programs may be built with older -std flags than the
+ * runtime itself (C11).
+ */
+#ifndef RCLIFY_H
+#define RCLIFY_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <time.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Algorithms.  Adding one: a value here, a name in runtime/src/algorithms.c, one source file. */
+enum rcl_algorithm {
+    RCL_ALG_UNRESOLVED = 0, /* statically initialised, not used yet: resolved on first use */
+    RCL_ALG_POSIX = 1,      /* plain pthread mutex: the default, zero overhead */
+    RCL_ALG_RCL = 2,        /* Remote Core Locking: sections run on a server thread */
+    RCL_ALG_PROFILE = 3,    /* pthread mutex with per-lock measurements (rclify profile) */
+    RCL_ALG_COUNT
+};
+
+/* One lock's configuration, as written in lock_config.h. */
+typedef struct rcl_lock_config {
+    const char *id; /* stable lock id (e.g. "items.c:cache_lock"); NULL for an anonymous lock */
+    int algorithm;  /* enum rcl_algorithm */
+    int server;     /* RCL server index, 0 .. RCL_MAX_SERVERS-1 */
+    int cpu;        /* CPU the server is pinned to; -1 leaves it unpinned */
+} rcl_lock_config_t;
+
+#define RCL_MAX_SERVERS 64
+#define RCL_LOCK_CONFIG(id, alg, server, cpu) { (id), (alg), (server), (cpu) }
+#define RCL_CONFIG_DEFAULT RCL_LOCK_CONFIG(NULL, RCL_ALG_POSIX, 0, -1)
+
+typedef struct rcl_mutex {
+    int alg;                  /* resolved algorithm; read with a relaxed atomic load */
+    int kind;                 /* PTHREAD_MUTEX_NORMAL / _RECURSIVE / _ERRORCHECK / _DEFAULT */
+    rcl_lock_config_t config; /* configuration the lock was created with */
+    void *impl;               /* per-algorithm state, allocated when the algorithm is resolved */
+    pthread_mutex_t posix;    /* the lock itself under the posix algorithm */
+} rcl_mutex_t;
+
+#define RCL_MUTEX_INITIALIZER(cfg) \
+    { RCL_ALG_UNRESOLVED, PTHREAD_MUTEX_DEFAULT, cfg, NULL, PTHREAD_MUTEX_INITIALIZER }
+#ifdef PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP
+#define RCL_RECURSIVE_MUTEX_INITIALIZER(cfg) \
+    { RCL_ALG_UNRESOLVED, PTHREAD_MUTEX_RECURSIVE, cfg, NULL, PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP }
+#endif
+#ifdef PTHREAD_ERRORCHECK_MUTEX_INITIALIZER_NP
+#define RCL_ERRORCHECK_MUTEX_INITIALIZER(cfg) \
+    { RCL_ALG_UNRESOLVED, PTHREAD_MUTEX_ERRORCHECK, cfg, NULL, PTHREAD_ERRORCHECK_MUTEX_INITIALIZER_NP }
+#endif
+
+typedef struct rcl_cond {
+    pthread_cond_t posix; /* used when the mutex waited with is a posix one */
+    unsigned seq;         /* futex word for waits on other algorithms */
+    unsigned waiters;     /* threads waiting on seq */
+    int clock;            /* clock of timedwait deadlines (CLOCK_REALTIME unless condattr says) */
+} rcl_cond_t;
+
+#define RCL_COND_INITIALIZER { PTHREAD_COND_INITIALIZER, 0, 0, CLOCK_REALTIME }
+
+/*
+ * A critical section extracted into a function.  It returns 0 when it ends by falling through its
+ * final unlock, or the positive flag value of the early exit it took (the caller dispatches on it).
+ */
+typedef int (*rcl_cs_fn)(void *ctx);
+
+/* Mutexes.  Return values are those of the pthread equivalents. */
+int rcl_mutex_init(rcl_mutex_t *m, const pthread_mutexattr_t *attr, const rcl_lock_config_t *config);
+int rcl_mutex_destroy(rcl_mutex_t *m);
+int rcl_mutex_trylock(rcl_mutex_t *m);
+int rcl_mutex_lock_slow(rcl_mutex_t *m);
+int rcl_mutex_unlock_slow(rcl_mutex_t *m);
+
+/*
+ * Runs fn(ctx) with m held and returns fn's value.  Under RCL the section runs on m's server; when
+ * ctx_size is non-zero and small enough the context is copied into the client's mailbox and back,
+ * so fn must not depend on the address of *ctx.
+ */
+int rcl_execute_sized(rcl_mutex_t *m, rcl_cs_fn fn, void *ctx, size_t ctx_size);
+#define rcl_execute(m, fn, ctx) rcl_execute_sized((m), (fn), (ctx), 0)
+#define RCL_EXECUTE(m, fn, ctxp) rcl_execute_sized((m), (fn), (ctxp), sizeof *(ctxp))
+
+/*
+ * Trylock form (paper, Algorithm 3): the context must begin with an int that receives 1 when the
+ * lock was taken and 0 when it was busy; fn runs in both cases and must only touch protected data
+ * when it was told it holds the lock.  The lock is released when fn returns.
+ */
+int rcl_execute_trylock(rcl_mutex_t *m, rcl_cs_fn fn, void *ctx);
+
+/* Condition variables: work with every algorithm, inside extracted sections and hybrid ones. */
+int rcl_cond_init(rcl_cond_t *c, const pthread_condattr_t *attr);
+int rcl_cond_destroy(rcl_cond_t *c);
+int rcl_cond_wait(rcl_cond_t *c, rcl_mutex_t *m);
+int rcl_cond_timedwait(rcl_cond_t *c, rcl_mutex_t *m, const struct timespec *abstime);
+int rcl_cond_signal(rcl_cond_t *c);
+int rcl_cond_broadcast(rcl_cond_t *c);
+
+/* Introspection and statistics (also printed at exit when RCLIFY_STATS=1). */
+const char *rcl_algorithm_name(int alg);
+int rcl_mutex_algorithm(rcl_mutex_t *m); /* resolves the lock if needed */
+void rcl_stats_print(int fd);
+
+/* Fast paths: under the posix algorithm a lock is one predictable branch and the pthread call. */
+static inline int rcl_mutex_lock(rcl_mutex_t *m)
+{
+    if (__builtin_expect(__atomic_load_n(&m->alg, __ATOMIC_RELAXED) == RCL_ALG_POSIX, 1))
+        return pthread_mutex_lock(&m->posix);
+    return rcl_mutex_lock_slow(m);
+}
+
+static inline int rcl_mutex_unlock(rcl_mutex_t *m)
+{
+    if (__builtin_expect(__atomic_load_n(&m->alg, __ATOMIC_RELAXED) == RCL_ALG_POSIX, 1))
+        return pthread_mutex_unlock(&m->posix);
+    return rcl_mutex_unlock_slow(m);
+}
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* RCLIFY_H */

@@ -1,0 +1,37 @@
+/*
+ * The interface every lock algorithm implements: one source file per algorithm (alg_<name>.c)
+ * defines one `const struct rcl_lock_ops rcl_ops_<name>`, listed in algorithms.c.
+ */
+#ifndef RCLIFY_LOCK_OPS_H
+#define RCLIFY_LOCK_OPS_H
+
+#include "rclify.h"
+
+struct rcl_lock_ops {
+    const char *name; /* as written in lock_config.h and RCLIFY_LOCKS */
+    /* Set up m->impl for m->kind and m->config; called once, when the lock is resolved. */
+    int (*init)(rcl_mutex_t *m);
+    int (*destroy)(rcl_mutex_t *m);
+    /* Hybrid mode: the caller runs the section itself between lock and unlock. */
+    int (*lock)(rcl_mutex_t *m);
+    int (*trylock)(rcl_mutex_t *m);
+    int (*unlock)(rcl_mutex_t *m);
+    /* Runs fn(ctx) holding m; returns fn's value. */
+    int (*execute)(rcl_mutex_t *m, rcl_cs_fn fn, void *ctx, size_t ctx_size);
+    /* Algorithm 3: stores 1/0 (taken/busy) in the context's first int, runs fn, releases. */
+    int (*execute_trylock)(rcl_mutex_t *m, rcl_cs_fn fn, void *ctx);
+    /*
+     * Condition variable support: release m on behalf of the current holder before a wait, and
+     * take it back after, in whatever context the section runs (client, server thread, ...).
+     * `release_for_wait` may prepare for blocking (e.g. an RCL server makes sure another
+     * servicing thread is free).
+     */
+    int (*release_for_wait)(rcl_mutex_t *m);
+    int (*reacquire_after_wait)(rcl_mutex_t *m);
+    /* Per-lock statistics line(s) for rcl_stats_print; may be NULL. */
+    void (*print_stats)(rcl_mutex_t *m, int fd);
+};
+
+extern const struct rcl_lock_ops *const rcl_algorithms[RCL_ALG_COUNT];
+
+#endif

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Installs everything rclify needs on a fresh Debian bookworm machine (run as root, or with sudo),
+# then builds the runtime.  Safe to run again: it skips what is already there.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+
+APT_PACKAGES=(coccinelle build-essential pkg-config python3 python3-pip
+              libmemcached-tools autoconf automake libevent-dev dpkg-dev)
+missing=()
+for p in "${APT_PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
+done
+
+# Debian source packages (apt-get source memcached) need a deb-src entry.
+if ! grep -rqs '^deb-src\|^Types:.*deb-src' /etc/apt/sources.list /etc/apt/sources.list.d/; then
+    echo "setup: adding a deb-src entry for Debian sources"
+    if [ -f /etc/apt/sources.list.d/debian.sources ]; then
+        $SUDO sed -i 's/^Types: deb$/Types: deb deb-src/' /etc/apt/sources.list.d/debian.sources
+    else
+        grep -h '^deb ' /etc/apt/sources.list | sed 's/^deb /deb-src /' | $SUDO tee /etc/apt/sources.list.d/rclify-src.list >/dev/null
+    fi
+    need_update=1
+fi
+
+if ((${#missing[@]})) || [ -n "${need_update:-}" ]; then
+    echo "setup: apt-get install ${missing[*]}"
+    $SUDO apt-get update -qq
+    ((${#missing[@]})) && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+spatch --version | head -1 | grep -q 'version 1\.1\.' || { echo "setup: spatch 1.1.x required" >&2; exit 1; }
+
+# Python package with its test extras (PEP 668 systems need the override; older pips ignore it).
+PIP_BREAK_SYSTEM_PACKAGES=1 python3 -m pip install -q --disable-pip-version-check -e '.[test]'
+
+make -s -C runtime all
+echo "setup: ok"
