@@ -54,8 +54,9 @@ typedef struct rcl_mutex {
     pthread_mutex_t posix;    /* the lock itself under the posix algorithm */
 } rcl_mutex_t;
 
+/* kind 0 is glibc's PTHREAD_MUTEX_DEFAULT (named constants need feature macros a program may lack) */
 #define RCL_MUTEX_INITIALIZER(cfg) \
-    { RCL_ALG_UNRESOLVED, PTHREAD_MUTEX_DEFAULT, cfg, NULL, PTHREAD_MUTEX_INITIALIZER }
+    { RCL_ALG_UNRESOLVED, 0, cfg, NULL, PTHREAD_MUTEX_INITIALIZER }
 #ifdef PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP
 #define RCL_RECURSIVE_MUTEX_INITIALIZER(cfg) \
     { RCL_ALG_UNRESOLVED, PTHREAD_MUTEX_RECURSIVE, cfg, NULL, PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP }
