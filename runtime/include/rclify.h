@@ -45,6 +45,8 @@ typedef struct rcl_lock_config {
 #define RCL_MAX_SERVERS 64
 #define RCL_LOCK_CONFIG(id, alg, server, cpu) { (id), (alg), (server), (cpu) }
 #define RCL_CONFIG_DEFAULT RCL_LOCK_CONFIG(NULL, RCL_ALG_POSIX, 0, -1)
+/* A pointer to a configuration given as a lock_config.h macro: rcl_mutex_init(&m, NULL, RCL_CONFIG_REF(RCLIFY_LOCK_x)) */
+#define RCL_CONFIG_REF(cfg) (&(const rcl_lock_config_t)cfg)
 
 typedef struct rcl_mutex {
     int alg;                  /* resolved algorithm; read with a relaxed atomic load */
