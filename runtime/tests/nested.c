@@ -1,0 +1,121 @@
+/*
+ * Nested critical sections, always taken in the same order (outer, then inner):
+ *   - rcl_execute inside rcl_execute, both locks on server 0 (paper: nested RCL on one server);
+ *   - the same with the inner lock on server 1 (a section on server 0 is a client of server 1);
+ *   - a hybrid lock/unlock of the inner lock inside an extracted section, and an extracted section
+ *     inside a hybrid one;
+ *   - rcl outer with a posix inner and the reverse;
+ *   - three levels across both servers.
+ * 4 threads, exact counts of both the outer and the inner data.
+ */
+#include "test_util.h"
+
+static rcl_mutex_t *outer, *inner, *third;
+static long outer_count, inner_count, third_count;
+
+static int cs_third(void *p)
+{
+    third_count++;
+    return 3;
+}
+
+static int cs_inner(void *p)
+{
+    inner_count++;
+    if (third)
+        return rcl_execute(third, cs_third, NULL) == 3 ? 2 : -3;
+    return 2;
+}
+
+static int cs_inner_hybrid(void *p)
+{
+    if (rcl_mutex_lock(inner))
+        return -2;
+    inner_count++;
+    rcl_mutex_unlock(inner);
+    return 2;
+}
+
+static int cs_outer(void *p)
+{
+    int hybrid_inner = *(int *)p;
+    long before = outer_count;
+    int rc;
+    if (hybrid_inner)
+        rc = cs_inner_hybrid(NULL);
+    else
+        rc = rcl_execute(inner, cs_inner, NULL);
+    outer_count = before + 1; /* split update: lost if another outer section overlapped */
+    return rc == 2 ? 1 : rc;
+}
+
+enum shape { EXEC_EXEC, EXEC_HYBRID, HYBRID_EXEC };
+static enum shape shape;
+
+static int iters;
+
+static void worker(int index, void *arg)
+{
+    for (int i = 0; i < iters; i++) {
+        int hybrid_inner = shape == EXEC_HYBRID;
+        int rc;
+        if (shape == HYBRID_EXEC) {
+            CHECK_EQ(rcl_mutex_lock(outer), 0, "outer hybrid lock");
+            rc = cs_outer(&hybrid_inner);
+            CHECK_EQ(rcl_mutex_unlock(outer), 0, "outer hybrid unlock");
+        } else {
+            rc = rcl_execute(outer, cs_outer, &hybrid_inner);
+        }
+        CHECK_EQ(rc, 1, "nested section (-2/-3: inner lock failed)");
+    }
+}
+
+static void run(int outer_alg, int outer_server, int inner_alg, int inner_server, enum shape s, int three_levels)
+{
+    static const char *const shapes[] = { "execute in execute", "hybrid in execute", "execute in hybrid" };
+    rcl_mutex_t mo, mi, mt;
+    t_mutex_init(&mo, -1, "nested.c:outer", outer_alg, outer_server);
+    t_mutex_init(&mi, -1, "nested.c:inner", inner_alg, inner_server);
+    outer = &mo;
+    inner = &mi;
+    third = NULL;
+    if (three_levels) {
+        t_mutex_init(&mt, -1, "nested.c:third", RCL_ALG_RCL, 0);
+        third = &mt;
+    }
+    shape = s;
+    /* A cycle through two servers (0 > 1 > 0) leaves server 0's servicing thread spinning on
+     * server 1 while server 1 waits for server 0: each such section needs a second servicing
+     * thread on server 0, so fewer iterations. */
+    iters = three_levels && outer_server == 0 ? ITERS(300) : ITERS(3000);
+    outer_count = inner_count = third_count = 0;
+    uint64_t t0 = t_now_ns();
+    t_run_threads(4, worker, NULL);
+    long want = 4L * iters;
+    CHECK_EQ(outer_count, want, "outer sections");
+    CHECK_EQ(inner_count, want, "inner sections");
+    CHECK_EQ(third_count, three_levels ? want : 0, "third-level sections");
+    double ms = (double)(t_now_ns() - t0) / 1e6;
+    OK("%s on server %d > %s on server %d%s, %s: 4 threads x %d, exact counts (%.0f ms, %.1f us/section)",
+       rcl_algorithm_name(outer_alg), outer_server, rcl_algorithm_name(inner_alg), inner_server,
+       three_levels ? " > rcl on server 0" : "", shapes[s], iters, ms, ms * 1000 / want);
+    CHECK_EQ(rcl_mutex_destroy(&mo), 0, "destroy");
+    CHECK_EQ(rcl_mutex_destroy(&mi), 0, "destroy");
+    if (three_levels)
+        CHECK_EQ(rcl_mutex_destroy(&mt), 0, "destroy");
+}
+
+int main(int argc, char **argv)
+{
+    t_init(argc, argv, "nested");
+    for (int s = EXEC_EXEC; s <= HYBRID_EXEC; s++) {
+        run(RCL_ALG_POSIX, 0, RCL_ALG_POSIX, 0, (enum shape)s, 0);
+        run(RCL_ALG_RCL, 0, RCL_ALG_RCL, 0, (enum shape)s, 0);
+        run(RCL_ALG_RCL, 0, RCL_ALG_RCL, 1, (enum shape)s, 0);
+        run(RCL_ALG_RCL, 0, RCL_ALG_POSIX, 0, (enum shape)s, 0);
+        run(RCL_ALG_POSIX, 0, RCL_ALG_RCL, 1, (enum shape)s, 0);
+    }
+    run(RCL_ALG_RCL, 0, RCL_ALG_RCL, 1, EXEC_EXEC, 1);
+    run(RCL_ALG_RCL, 1, RCL_ALG_RCL, 0, EXEC_EXEC, 1);
+    return t_done();
+}

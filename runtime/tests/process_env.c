@@ -1,0 +1,203 @@
+/*
+ * Whole-process behaviour, each case in a child process (re-executing this binary):
+ *   - a section calling exit(42) while running on an RCL server (with other clients waiting on the
+ *     same server, and with RCLIFY_STATS=1): the process exits 42, promptly;
+ *   - RCLIFY_STATS=1 prints a statistics table on stderr at exit ("rclify statistics", a server
+ *     table, an "rcl lock" table naming the rcl lock used and counting its sections);
+ *     rcl_stats_print(fd) writes one on demand;
+ *   - RCLIFY_LOCKS: good values select algorithms by lock id (first match wins, globs, anonymous
+ *     locks matched by '*'); bad values make the program exit non-zero at start, quickly, with a
+ *     message naming the bad entry.
+ */
+#include "test_util.h"
+
+/* ---- children ---- */
+
+static rcl_mutex_t lock_a = RCL_MUTEX_INITIALIZER(RCL_LOCK_CONFIG("process_env.c:lock_a", RCL_ALG_RCL, 0, -1));
+static rcl_mutex_t lock_b = RCL_MUTEX_INITIALIZER(RCL_LOCK_CONFIG("process_env.c:lock_b", RCL_ALG_POSIX, 0, -1));
+static long counter;
+static int exiting;
+
+static int cs_inc(void *p)
+{
+    counter++;
+    return 0;
+}
+
+static int cs_exit(void *p)
+{
+    __atomic_store_n(&exiting, 1, __ATOMIC_RELEASE);
+    usleep(20000); /* let the other clients queue up behind this section */
+    exit(42);
+}
+
+static void exit_worker(int index, void *arg)
+{
+    if (index == 0) {
+        for (int i = 0; i < 100; i++)
+            rcl_execute(&lock_a, cs_inc, NULL);
+        rcl_execute(&lock_a, cs_exit, NULL);
+        t_fail(__FILE__, __LINE__, "returned from a section that called exit()");
+    }
+    for (;;) /* until the process exits */
+        rcl_execute(&lock_a, cs_inc, NULL);
+}
+
+static int child_exit(void)
+{
+    t_run_threads(4, exit_worker, NULL);
+    t_fail(__FILE__, __LINE__, "the process did not exit");
+}
+
+static int child_stats(void)
+{
+    for (int i = 0; i < 1000; i++) {
+        rcl_execute(&lock_a, cs_inc, NULL);
+        rcl_execute(&lock_b, cs_inc, NULL);
+    }
+    printf("stats child: %ld sections\n", counter);
+    return 0;
+}
+
+/* Prints "id=algorithm" for a few locks, as resolved under this process's RCLIFY_LOCKS. */
+static int child_resolve(void)
+{
+    static const char *const ids[] = { "items.c:cache_lock", "items.c:other", "slabs.c:slabs_lock", NULL };
+    for (int i = 0; ids[i]; i++) {
+        rcl_mutex_t m;
+        rcl_lock_config_t cfg = t_config(ids[i], RCL_ALG_POSIX, 0);
+        CHECK_EQ(rcl_mutex_init(&m, NULL, &cfg), 0, "rcl_mutex_init");
+        fprintf(stderr, "[%s=%s]\n", ids[i], rcl_algorithm_name(rcl_mutex_algorithm(&m)));
+        rcl_execute(&m, cs_inc, NULL);
+        rcl_mutex_destroy(&m);
+    }
+    rcl_mutex_t *anon = calloc(1, sizeof *anon);
+    fprintf(stderr, "[anonymous=%s]\n", rcl_algorithm_name(rcl_mutex_algorithm(anon)));
+    rcl_execute(anon, cs_inc, NULL);
+    return 0;
+}
+
+/* ---- parent ---- */
+
+static int contains(const char *haystack, const char *needle)
+{
+    return strstr(haystack, needle) != NULL;
+}
+
+static void check_exit(const char *label, const char *const *env)
+{
+    struct t_child c;
+    int rc = t_run_child("--child-exit", NULL, env, 20, &c);
+    CHECK(rc == 42, "%s: a section calling exit(42) on the server: child exited %d%s\n%s", label, rc,
+          c.timed_out ? " (timed out)" : "", c.err);
+    CHECK(c.seconds < 10, "exit took %.1f s", c.seconds);
+    OK("%s: section calling exit(42) on an RCL server, 3 clients queued: exit status 42 in %.2f s", label, c.seconds);
+}
+
+static void check_stats(void)
+{
+    struct t_child c;
+    static const char *const env[] = { "RCLIFY_STATS=1", NULL };
+    int rc = t_run_child("--child-stats", NULL, env, 20, &c);
+    CHECK(rc == 0, "RCLIFY_STATS=1 child exited %d\n%s", rc, c.err);
+    CHECK(contains(c.err, "rclify statistics"), "statistics title at exit:\n%s", c.err);
+    CHECK(contains(c.err, "server") && contains(c.err, "sections"), "server table headers:\n%s", c.err);
+    CHECK(contains(c.err, "rcl lock"), "rcl lock table header:\n%s", c.err);
+    CHECK(contains(c.err, "process_env.c:lock_a"), "statistics name the rcl lock:\n%s", c.err);
+    CHECK(contains(c.err, "1000"), "statistics count the lock's 1000 sections:\n%s", c.err);
+    OK("RCLIFY_STATS=1: table at exit on stderr (title, server and rcl lock headers, the lock, its count; %zu bytes)",
+       strlen(c.err));
+
+    static const char *const no_env[] = { "RCLIFY_STATS", NULL };
+    rc = t_run_child("--child-stats", NULL, no_env, 20, &c);
+    CHECK(rc == 0, "child without RCLIFY_STATS exited %d\n%s", rc, c.err);
+    CHECK(!contains(c.err, "process_env.c:lock_a"), "statistics printed without RCLIFY_STATS:\n%s", c.err);
+    OK("without RCLIFY_STATS: nothing printed at exit");
+
+    /* On demand, in this process. */
+    rcl_execute(&lock_a, cs_inc, NULL);
+    int pfd[2];
+    CHECK(pipe(pfd) == 0, "pipe");
+    rcl_stats_print(pfd[1]);
+    close(pfd[1]);
+    char buf[16384];
+    size_t used = 0;
+    ssize_t n;
+    while (used < sizeof buf - 1 && (n = read(pfd[0], buf + used, sizeof buf - 1 - used)) > 0)
+        used += (size_t)n;
+    buf[used] = '\0';
+    close(pfd[0]);
+    CHECK(contains(buf, "process_env.c:lock_a"), "rcl_stats_print names the lock:\n%s", buf);
+    OK("rcl_stats_print(fd) writes a table naming the lock used");
+}
+
+static void check_good_locks(const char *spec, const char *const *want)
+{
+    char var[256];
+    snprintf(var, sizeof var, "RCLIFY_LOCKS=%s", spec);
+    const char *env[] = { var, NULL };
+    struct t_child c;
+    int rc = t_run_child("--child-resolve", NULL, env, 20, &c);
+    CHECK(rc == 0, "RCLIFY_LOCKS='%s': child exited %d\n%s", spec, rc, c.err);
+    for (int i = 0; want[i]; i++)
+        CHECK(contains(c.err, want[i]), "RCLIFY_LOCKS='%s': expected %s in:\n%s", spec, want[i], c.err);
+    OK("RCLIFY_LOCKS='%s': locks resolved as expected", spec);
+}
+
+static void check_bad_locks(const char *spec, const char *named)
+{
+    char var[256];
+    snprintf(var, sizeof var, "RCLIFY_LOCKS=%s", spec);
+    const char *env[] = { var, NULL };
+    struct t_child c;
+    int rc = t_run_child("--child-resolve", NULL, env, 20, &c);
+    CHECK(rc != 0 && !c.timed_out, "RCLIFY_LOCKS='%s': child exited %d%s (expected a non-zero exit)\n%s", spec, rc,
+          c.timed_out ? " (timed out)" : "", c.err);
+    CHECK(c.seconds < 5, "RCLIFY_LOCKS='%s': took %.1f s to fail", spec, c.seconds);
+    CHECK(contains(c.err, named), "RCLIFY_LOCKS='%s': message does not name '%s':\n%s", spec, named, c.err);
+    CHECK(!contains(c.err, "[items.c"), "RCLIFY_LOCKS='%s': locks were used before the error", spec);
+    char first[200];
+    snprintf(first, sizeof first, "%.*s", (int)strcspn(c.err, "\n"), c.err);
+    OK("RCLIFY_LOCKS='%s': exit %d in %.2f s: %s", spec, rc, c.seconds, first);
+}
+
+int main(int argc, char **argv)
+{
+    t_init(argc, argv, "process_env");
+    if (t_is_child(argc, argv)) {
+        if (strcmp(argv[1], "--child-exit") == 0)
+            return child_exit();
+        if (strcmp(argv[1], "--child-stats") == 0)
+            return child_stats();
+        return child_resolve();
+    }
+
+    static const char *const plain[] = { "RCLIFY_STATS", NULL };
+    static const char *const stats[] = { "RCLIFY_STATS=1", NULL };
+    static const char *const everything_rcl[] = { "RCLIFY_LOCKS=*=rcl", "RCLIFY_STATS=1", NULL };
+    check_exit("default", plain);
+    check_exit("RCLIFY_STATS=1", stats);
+    check_exit("RCLIFY_LOCKS='*=rcl' RCLIFY_STATS=1", everything_rcl);
+
+    check_stats();
+
+    static const char *const w1[] = { "[items.c:cache_lock=rcl]", "[items.c:other=posix]", "[slabs.c:slabs_lock=posix]",
+                                      "[anonymous=posix]", NULL };
+    check_good_locks("items.c:cache_lock=rcl:1,*=posix", w1);
+    static const char *const w2[] = { "[items.c:cache_lock=rcl]", "[items.c:other=rcl]", "[slabs.c:slabs_lock=posix]",
+                                      NULL };
+    check_good_locks("items.c:*=rcl", w2);
+    static const char *const w3[] = { "[items.c:cache_lock=posix]", "[items.c:other=rcl]", "[anonymous=rcl]", NULL };
+    check_good_locks("items.c:cache_lock=posix, *=rcl:0", w3);
+    static const char *const w4[] = { "[items.c:cache_lock=rcl]", "[slabs.c:slabs_lock=rcl]", "[anonymous=rcl]", NULL };
+    check_good_locks("*=rcl:1@0", w4);
+
+    check_bad_locks("*=bogus", "*=bogus");
+    check_bad_locks("items.c:cache_lock=rcl,slabs.c:x=nosuch", "slabs.c:x=nosuch");
+    check_bad_locks("justaname", "justaname");
+    check_bad_locks("*=rcl:64", "*=rcl:64");
+    check_bad_locks("*=rcl:abc", "*=rcl:abc");
+    check_bad_locks("*=rcl:0@99999", "*=rcl:0@99999");
+    check_bad_locks("=rcl", "=rcl");
+    return t_done();
+}
