@@ -1,0 +1,71 @@
+/*
+ * posix: the lock is the pthread mutex embedded in rcl_mutex_t (m->posix), no extra state.
+ * rcl_mutex_lock/unlock never come here: the inline fast path in rclify.h calls pthread directly.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "runtime.h"
+
+static int posix_init(rcl_mutex_t *m)
+{
+    m->impl = NULL;
+    return 0;
+}
+
+static int posix_destroy(rcl_mutex_t *m)
+{
+    return pthread_mutex_destroy(&m->posix);
+}
+
+static int posix_lock(rcl_mutex_t *m)
+{
+    return pthread_mutex_lock(&m->posix);
+}
+
+static int posix_trylock(rcl_mutex_t *m)
+{
+    return pthread_mutex_trylock(&m->posix);
+}
+
+static int posix_unlock(rcl_mutex_t *m)
+{
+    return pthread_mutex_unlock(&m->posix);
+}
+
+static int posix_execute(rcl_mutex_t *m, rcl_cs_fn fn, void *ctx, size_t ctx_size)
+{
+    int rc = pthread_mutex_lock(&m->posix);
+    if (rc != 0)
+        rcl_fatal("lock %s (posix): pthread_mutex_lock failed inside rcl_execute: %s; "
+                  "an extracted critical section cannot run without its lock",
+                  rcl_lock_name(m), strerror(rc));
+    int ret = fn(ctx);
+    pthread_mutex_unlock(&m->posix);
+    return ret;
+}
+
+/* Algorithm 3 on a pthread mutex: one trylock, fn told whether it holds the lock. */
+static int posix_execute_trylock(rcl_mutex_t *m, rcl_cs_fn fn, void *ctx)
+{
+    int rc = pthread_mutex_trylock(&m->posix);
+    *(int *)ctx = rc == 0;
+    int ret = fn(ctx);
+    if (rc == 0)
+        pthread_mutex_unlock(&m->posix);
+    return ret;
+}
+
+const struct rcl_lock_ops rcl_ops_posix = {
+    .name = "posix",
+    .init = posix_init,
+    .destroy = posix_destroy,
+    .lock = posix_lock,
+    .trylock = posix_trylock,
+    .unlock = posix_unlock,
+    .execute = posix_execute,
+    .execute_trylock = posix_execute_trylock,
+    .release_for_wait = posix_unlock,
+    .reacquire_after_wait = posix_lock,
+    .print_stats = NULL,
+};

@@ -1,0 +1,291 @@
+/*
+ * rcl: Remote Core Locking, client side (Algorithms 2 and 3) and the lock operations.
+ *
+ * A lock is a holder word (the client id of the section's originating client, real_me) and the
+ * server that runs its sections.  Three ways to run a section:
+ *   - remote: post {lock, fn, ctx} in this thread's mailbox on the lock's server and wait;
+ *   - local nested: on a servicing thread of the lock's own server, take the holder with a
+ *     CAS, yielding while it is busy (Algorithm 2 lines 21-26), and run fn in place;
+ *   - recursive: the holder is already real_me and the lock is recursive: run fn in place.
+ * Hybrid mode (rcl_mutex_lock/unlock) posts a request that the server completes by taking the
+ * holder on the client's behalf without releasing it; unlock is a release store of NONE.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rcl_internal.h"
+
+/* Client wait: spin with pause this many times, then yield at each check. */
+#define CLIENT_SPINS 128
+
+static pthread_mutex_t locks_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct rcl_lock **all_locks; /* for statistics; kept until destroy */
+static size_t n_locks, cap_locks;
+
+static __thread int tls_saved_depth; /* recursion depth put aside by a condvar wait */
+
+/* Who is asking: on a servicing thread, the client its current section comes from. */
+static inline int current_me(void)
+{
+    if (rcl_tls_sthread && rcl_tls_real_me != RCL_NONE)
+        return rcl_tls_real_me;
+    return rcl_client_id();
+}
+
+static inline int on_server_of(const struct rcl_lock *l)
+{
+    return rcl_tls_sthread && rcl_tls_sthread->server == l->server;
+}
+
+/* Posts a request in this thread's mailbox on s and waits for its completion (Algorithm 2). */
+static int post_and_wait(struct rcl_lock *l, rcl_cs_fn fn, void *ctx, size_t ctx_size, int real_me)
+{
+    struct rcl_server *s = l->server;
+    struct rcl_request *r = &s->requests[rcl_client_id()];
+    int inl = ctx_size != 0 && ctx_size <= RCL_INLINE_CTX;
+    st_relaxed(&r->lock, l);
+    st_relaxed(&r->real_me, (int16_t)real_me);
+    r->context = ctx;
+    r->ctx_size = (uint16_t)(inl ? ctx_size : 0);
+    if (inl)
+        memcpy(r->ctx, ctx, ctx_size);
+    st_release(&r->function, fn); /* publish the request: lock, context, real_me before it */
+    rcl_server_kick(s);
+    for (unsigned n = 0; ld_acquire(&r->function) != NULL; n++) { /* acquire: ret, ctx */
+        if (n < CLIENT_SPINS) {
+            rcl_pause();
+            continue;
+        }
+        /* A servicing thread waiting on another server is busy-waiting inside a section: its
+         * own server may need another thread (e.g. to run a section nested back into it). */
+        if (n == CLIENT_SPINS && rcl_tls_sthread)
+            rcl_server_ensure_free(rcl_tls_sthread->server);
+        sched_yield(); /* more runnable threads than CPUs: give the server the CPU */
+    }
+    if (inl)
+        memcpy(ctx, r->ctx, ctx_size);
+    return r->ret;
+}
+
+/* Takes l on a servicing thread of its own server (Algorithm 2, lines 22-23). */
+static void take_local(struct rcl_lock *l, int me)
+{
+    for (;;) {
+        int expected = RCL_NONE;
+        if (cas_acquire(&l->holder, &expected, me))
+            return;
+        sched_yield(); /* give the holder (another servicing thread, a client) a chance */
+    }
+}
+
+static int remote_init(rcl_mutex_t *m)
+{
+    struct rcl_lock *l = aligned_alloc(RCL_CACHE_LINE, sizeof *l);
+    if (!l)
+        return ENOMEM;
+    memset(l, 0, sizeof *l);
+    l->server = rcl_server_get(m->config.server, m->config.cpu);
+    l->mutex = m;
+    l->id = m->config.id ? strdup(m->config.id) : NULL;
+    pthread_mutex_lock(&locks_lock);
+    if (n_locks == cap_locks) {
+        size_t cap = cap_locks ? cap_locks * 2 : 64;
+        struct rcl_lock **a = realloc(all_locks, cap * sizeof *a);
+        if (!a) {
+            pthread_mutex_unlock(&locks_lock);
+            free(l);
+            return ENOMEM;
+        }
+        all_locks = a;
+        cap_locks = cap;
+    }
+    all_locks[n_locks++] = l;
+    pthread_mutex_unlock(&locks_lock);
+    m->impl = l;
+    return 0;
+}
+
+static int remote_destroy(rcl_mutex_t *m)
+{
+    struct rcl_lock *l = m->impl;
+    if (ld_acquire(&l->holder) != RCL_NONE)
+        return EBUSY;
+    pthread_mutex_lock(&locks_lock);
+    for (size_t i = 0; i < n_locks; i++)
+        if (all_locks[i] == l) {
+            all_locks[i] = all_locks[--n_locks];
+            break;
+        }
+    pthread_mutex_unlock(&locks_lock);
+    free(l->id);
+    free(l);
+    m->impl = NULL;
+    return 0;
+}
+
+static int remote_lock(rcl_mutex_t *m)
+{
+    struct rcl_lock *l = m->impl;
+    int me = current_me();
+    if (ld_relaxed(&l->holder) == me) { /* only this thread could have stored `me` */
+        if (m->kind != PTHREAD_MUTEX_RECURSIVE)
+            return EDEADLK;
+        l->depth++;
+        return 0;
+    }
+    if (on_server_of(l)) {
+        take_local(l, me);
+        stat_inc(&l->hybrid_locks, 1);
+    } else {
+        post_and_wait(l, RCL_FN_HYBRID_LOCK, NULL, 0, me); /* the server takes it for `me` */
+    }
+    return 0;
+}
+
+static int remote_trylock(rcl_mutex_t *m)
+{
+    struct rcl_lock *l = m->impl;
+    int me = current_me(), expected = RCL_NONE;
+    if (ld_relaxed(&l->holder) == me) {
+        if (m->kind != PTHREAD_MUTEX_RECURSIVE)
+            return EBUSY;
+        l->depth++;
+        return 0;
+    }
+    if (!cas_acquire(&l->holder, &expected, me))
+        return EBUSY;
+    stat_inc(&l->hybrid_locks, 1);
+    return 0;
+}
+
+static int remote_unlock(rcl_mutex_t *m)
+{
+    struct rcl_lock *l = m->impl;
+    int me = current_me(), holder = ld_relaxed(&l->holder);
+    if (holder != me) {
+        /* Errorcheck and recursive locks check the owner (POSIX); a normal lock may be
+         * released by another thread, as glibc allows, but not when it is free. */
+        if (holder == RCL_NONE || m->kind == PTHREAD_MUTEX_ERRORCHECK || m->kind == PTHREAD_MUTEX_RECURSIVE)
+            return EPERM;
+    } else if (l->depth > 0) {
+        l->depth--;
+        return 0;
+    }
+    st_release(&l->holder, RCL_NONE); /* the section's writes before the next holder's */
+    return 0;
+}
+
+static int remote_execute(rcl_mutex_t *m, rcl_cs_fn fn, void *ctx, size_t ctx_size)
+{
+    struct rcl_lock *l = m->impl;
+    int me = current_me(), ret;
+    if (ld_relaxed(&l->holder) == me) {
+        if (m->kind != PTHREAD_MUTEX_RECURSIVE)
+            rcl_fatal("lock %s (rcl): already held by this thread inside rcl_execute (%s); "
+                      "an extracted critical section cannot run without its lock",
+                      rcl_lock_name(m), strerror(EDEADLK));
+        l->depth++;
+        ret = fn(ctx);
+        l->depth--;
+        stat_inc(&l->sections_local, 1);
+        return ret;
+    }
+    if (on_server_of(l)) { /* nested section on the same server */
+        take_local(l, me);
+        ret = fn(ctx);
+        stat_inc(&l->sections_local, 1);
+        st_release(&l->holder, RCL_NONE);
+        return ret;
+    }
+    return post_and_wait(l, fn, ctx, ctx_size, me);
+}
+
+/* Algorithm 3. */
+static int remote_execute_trylock(rcl_mutex_t *m, rcl_cs_fn fn, void *ctx)
+{
+    struct rcl_lock *l = m->impl;
+    int holder = ld_relaxed(&l->holder);
+    if (holder != RCL_NONE) {
+        if (holder == current_me() && m->kind == PTHREAD_MUTEX_RECURSIVE) {
+            *(int *)ctx = 1;
+            l->depth++;
+            int ret = fn(ctx);
+            l->depth--;
+            return ret;
+        }
+        *(int *)ctx = 0; /* busy: fn runs here, told it does not hold the lock */
+        return fn(ctx);
+    }
+    *(int *)ctx = 1; /* seems free: take it (may wait) */
+    return remote_execute(m, fn, ctx, 0);
+}
+
+static int remote_release_for_wait(rcl_mutex_t *m)
+{
+    struct rcl_lock *l = m->impl;
+    if (ld_relaxed(&l->holder) != current_me())
+        return EPERM;
+    tls_saved_depth = l->depth;
+    l->depth = 0;
+    st_release(&l->holder, RCL_NONE);
+    return 0;
+}
+
+static int remote_reacquire_after_wait(rcl_mutex_t *m)
+{
+    struct rcl_lock *l = m->impl;
+    int depth = tls_saved_depth, me = current_me();
+    if (on_server_of(l))
+        take_local(l, me);
+    else
+        post_and_wait(l, RCL_FN_HYBRID_LOCK, NULL, 0, me);
+    l->depth = depth;
+    return 0;
+}
+
+static void print_lock(const struct rcl_lock *l, int fd)
+{
+    rcl_dprintf(fd, "%-40s %6d %12lu %12lu %12lu\n", l->id ? l->id : "(anonymous)", l->server->index,
+                ld_relaxed(&l->sections_remote), ld_relaxed(&l->sections_local),
+                ld_relaxed(&l->hybrid_locks));
+}
+
+static void remote_print_stats(rcl_mutex_t *m, int fd)
+{
+    print_lock(m->impl, fd);
+}
+
+void rcl_locks_print_stats(int fd)
+{
+    /* At exit another thread may hold locks_lock forever: do not wait for it. */
+    int locked = 0;
+    for (int i = 0; i < 1000 && !locked; i++) {
+        locked = pthread_mutex_trylock(&locks_lock) == 0;
+        if (!locked)
+            sched_yield();
+    }
+    if (!locked) {
+        rcl_dprintf(fd, "(lock table busy, per-lock statistics skipped)\n");
+        return;
+    }
+    if (n_locks)
+        rcl_dprintf(fd, "%-40s %6s %12s %12s %12s\n", "rcl lock", "server", "remote", "local", "hybrid");
+    for (size_t i = 0; i < n_locks; i++)
+        print_lock(all_locks[i], fd);
+    pthread_mutex_unlock(&locks_lock);
+}
+
+const struct rcl_lock_ops rcl_ops_rcl = {
+    .name = "rcl",
+    .init = remote_init,
+    .destroy = remote_destroy,
+    .lock = remote_lock,
+    .trylock = remote_trylock,
+    .unlock = remote_unlock,
+    .execute = remote_execute,
+    .execute_trylock = remote_execute_trylock,
+    .release_for_wait = remote_release_for_wait,
+    .reacquire_after_wait = remote_reacquire_after_wait,
+    .print_stats = remote_print_stats,
+};

@@ -1,0 +1,34 @@
+/*
+ * The registry of lock algorithms, indexed by enum rcl_algorithm.
+ *
+ * `profile` lives in alg_profile.c (rclify profile); it is declared weak so that the library
+ * still links without it, and selecting it then is reported as an error by config.c.
+ */
+#include <stddef.h>
+
+#include "lock_ops.h"
+
+extern const struct rcl_lock_ops rcl_ops_posix;
+extern const struct rcl_lock_ops rcl_ops_rcl;
+extern const struct rcl_lock_ops rcl_ops_profile __attribute__((weak));
+
+const struct rcl_lock_ops *const rcl_algorithms[RCL_ALG_COUNT] = {
+    [RCL_ALG_UNRESOLVED] = NULL,
+    [RCL_ALG_POSIX] = &rcl_ops_posix,
+    [RCL_ALG_RCL] = &rcl_ops_rcl,
+    [RCL_ALG_PROFILE] = &rcl_ops_profile, /* NULL when alg_profile.c is not linked */
+};
+
+static const char *const names[RCL_ALG_COUNT] = {
+    [RCL_ALG_UNRESOLVED] = "unresolved",
+    [RCL_ALG_POSIX] = "posix",
+    [RCL_ALG_RCL] = "rcl",
+    [RCL_ALG_PROFILE] = "profile",
+};
+
+const char *rcl_algorithm_name(int alg)
+{
+    if (alg < 0 || alg >= RCL_ALG_COUNT)
+        return "unknown";
+    return names[alg];
+}

@@ -1,0 +1,84 @@
+/*
+ * Atomics, cache-line padding, spinning and futexes: the only low-level header of the runtime.
+ *
+ * Every shared word is accessed through these macros (GCC __atomic builtins, the same memory model
+ * as C11 <stdatomic.h>) with its ordering spelled out, so that each acquire/release point of a
+ * protocol is visible where it happens.  Plain loads/stores are only used on data owned by one
+ * thread or published by one of these operations.
+ */
+#ifndef RCLIFY_ATOMICS_H
+#define RCLIFY_ATOMICS_H
+
+#include <limits.h>
+#include <linux/futex.h>
+#include <sched.h>
+#include <stdint.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#define RCL_CACHE_LINE 64
+#define RCL_ALIGNED __attribute__((aligned(RCL_CACHE_LINE)))
+
+#define ld_relaxed(p) __atomic_load_n((p), __ATOMIC_RELAXED)
+#define ld_acquire(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
+#define st_relaxed(p, v) __atomic_store_n((p), (v), __ATOMIC_RELAXED)
+#define st_release(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
+#define add_relaxed(p, v) __atomic_add_fetch((p), (v), __ATOMIC_RELAXED)
+#define add_acq_rel(p, v) __atomic_add_fetch((p), (v), __ATOMIC_ACQ_REL)
+#define xchg_acq_rel(p, v) __atomic_exchange_n((p), (v), __ATOMIC_ACQ_REL)
+/* Compare-and-swap that acquires on success (taking a lock or claiming a slot). */
+#define cas_acquire(p, expp, v) \
+    __atomic_compare_exchange_n((p), (expp), (v), 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)
+#define cas_acq_rel(p, expp, v) \
+    __atomic_compare_exchange_n((p), (expp), (v), 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED)
+/* Full fence: the store-then-load (Dekker) pattern of idle parking needs it.  ThreadSanitizer does
+ * not model fences: there a seq_cst read-modify-write of a dummy word (a full barrier on x86) is
+ * used instead. */
+#ifdef RCLIFY_TSAN
+static int rcl_fence_word __attribute__((unused));
+#define fence_seq_cst() ((void)__atomic_fetch_add(&rcl_fence_word, 0, __ATOMIC_SEQ_CST))
+#else
+#define fence_seq_cst() __atomic_thread_fence(__ATOMIC_SEQ_CST)
+#endif
+
+/* Relaxed increment of a statistics counter owned by one thread at a time (no RMW needed). */
+#define stat_inc(p, v) st_relaxed((p), ld_relaxed(p) + (v))
+
+static inline void rcl_pause(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield" ::: "memory");
+#else
+    __asm__ __volatile__("" ::: "memory");
+#endif
+}
+
+static inline uint64_t rcl_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Futexes (process-private).  Waits return 0, or -1 with errno (EAGAIN, EINTR, ETIMEDOUT). */
+static inline int rcl_futex_wait(int *word, int expected, const struct timespec *rel)
+{
+    return (int)syscall(SYS_futex, word, FUTEX_WAIT_PRIVATE, expected, rel, NULL, 0);
+}
+
+/* Absolute deadline on `clock` (CLOCK_REALTIME or CLOCK_MONOTONIC); NULL waits forever. */
+static inline int rcl_futex_wait_abs(int *word, int expected, const struct timespec *abs, int clock)
+{
+    int op = FUTEX_WAIT_BITSET_PRIVATE | (clock == CLOCK_REALTIME ? FUTEX_CLOCK_REALTIME : 0);
+    return (int)syscall(SYS_futex, word, op, expected, abs, NULL, FUTEX_BITSET_MATCH_ANY);
+}
+
+static inline int rcl_futex_wake(int *word, int n)
+{
+    return (int)syscall(SYS_futex, word, FUTEX_WAKE_PRIVATE, n, NULL, NULL, 0);
+}
+
+#endif

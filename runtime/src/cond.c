@@ -1,0 +1,109 @@
+/*
+ * Condition variables for every algorithm.
+ *
+ * With a posix mutex the wait is pthread_cond_wait on c->posix.  With any other algorithm the
+ * wait uses a futex sequence: read seq while holding the mutex, count ourselves in waiters,
+ * release the mutex through the algorithm (ops->release_for_wait), sleep while seq is unchanged,
+ * then take the mutex back (ops->reacquire_after_wait).  A signal bumps seq before waking, so a
+ * signal sent between the release and the sleep is not lost (the futex sees seq changed).
+ *
+ * On an RCL servicing thread (a wait inside an extracted section), the server first makes sure
+ * another servicing thread is free, so that the sections that will signal can run.
+ */
+#include <errno.h>
+#include <limits.h>
+
+#include "atomics.h"
+#include "runtime.h"
+
+int rcl_cond_init(rcl_cond_t *c, const pthread_condattr_t *attr)
+{
+    clockid_t clock = CLOCK_REALTIME;
+    if (attr && pthread_condattr_getclock(attr, &clock) != 0)
+        return EINVAL;
+    c->seq = 0;
+    c->waiters = 0;
+    c->clock = (int)clock;
+    return pthread_cond_init(&c->posix, attr);
+}
+
+int rcl_cond_destroy(rcl_cond_t *c)
+{
+    if (ld_acquire(&c->waiters) != 0)
+        return EBUSY;
+    return pthread_cond_destroy(&c->posix);
+}
+
+static int futex_wait(rcl_cond_t *c, rcl_mutex_t *m, const struct rcl_lock_ops *ops,
+                      const struct timespec *abstime)
+{
+    unsigned seq = ld_acquire(&c->seq); /* before releasing m: a later signal changes it */
+    add_acq_rel(&c->waiters, 1);
+    int rc = ops->release_for_wait(m);
+    if (rc != 0) {
+        add_acq_rel(&c->waiters, -1);
+        return rc;
+    }
+    rcl_server_prepare_block();
+    int result = 0;
+    for (;;) {
+        if (rcl_futex_wait_abs((int *)&c->seq, (int)seq, abstime, c->clock) == 0)
+            break; /* woken (or spuriously: allowed) */
+        if (errno == ETIMEDOUT) {
+            result = ETIMEDOUT;
+            break;
+        }
+        if (errno == EAGAIN) /* seq changed: signalled */
+            break;
+        if (errno == EINVAL && abstime) { /* malformed deadline */
+            result = EINVAL;
+            break;
+        }
+        /* EINTR: sleep again */
+    }
+    ops->reacquire_after_wait(m);
+    add_acq_rel(&c->waiters, -1);
+    return result;
+}
+
+int rcl_cond_wait(rcl_cond_t *c, rcl_mutex_t *m)
+{
+    int alg;
+    const struct rcl_lock_ops *ops = rcl_mutex_ops(m, &alg);
+    if (alg == RCL_ALG_POSIX) {
+        rcl_server_prepare_block();
+        return pthread_cond_wait(&c->posix, &m->posix);
+    }
+    return futex_wait(c, m, ops, NULL);
+}
+
+int rcl_cond_timedwait(rcl_cond_t *c, rcl_mutex_t *m, const struct timespec *abstime)
+{
+    int alg;
+    const struct rcl_lock_ops *ops = rcl_mutex_ops(m, &alg);
+    if (abstime->tv_nsec < 0 || abstime->tv_nsec >= 1000000000L)
+        return EINVAL;
+    if (alg == RCL_ALG_POSIX) {
+        rcl_server_prepare_block();
+        return pthread_cond_timedwait(&c->posix, &m->posix, abstime);
+    }
+    return futex_wait(c, m, ops, abstime);
+}
+
+int rcl_cond_signal(rcl_cond_t *c)
+{
+    if (ld_acquire(&c->waiters) != 0) {
+        add_acq_rel(&c->seq, 1);
+        rcl_futex_wake((int *)&c->seq, 1);
+    }
+    return pthread_cond_signal(&c->posix);
+}
+
+int rcl_cond_broadcast(rcl_cond_t *c)
+{
+    if (ld_acquire(&c->waiters) != 0) {
+        add_acq_rel(&c->seq, 1);
+        rcl_futex_wake((int *)&c->seq, INT_MAX);
+    }
+    return pthread_cond_broadcast(&c->posix);
+}

@@ -1,0 +1,131 @@
+/*
+ * Lock API dispatch: every rcl_mutex_* call resolves the lock's algorithm (once) and forwards to
+ * its rcl_lock_ops.  Statically initialised and zero-filled locks are resolved on first use:
+ * one thread moves alg from UNRESOLVED to RESOLVING with a CAS, sets the lock up, then publishes
+ * impl and the final alg with a release store; others wait for it.
+ */
+#include <errno.h>
+#include <sched.h>
+#include <string.h>
+
+#include "atomics.h"
+#include "runtime.h"
+
+static const struct rcl_lock_ops *ops_of(int alg)
+{
+    return rcl_algorithms[alg];
+}
+
+/* Sets the lock up for its effective configuration; the caller owns m (RESOLVING or init). */
+static int setup(rcl_mutex_t *m, int *alg_out)
+{
+    rcl_lock_config_t cfg;
+    rcl_config_resolve(&m->config, &cfg);
+    m->config = cfg;
+    m->impl = NULL;
+    int rc = ops_of(cfg.algorithm)->init(m);
+    *alg_out = cfg.algorithm;
+    return rc;
+}
+
+/* Returns the resolved algorithm of m (acquire: impl and config are visible). */
+static int resolve(rcl_mutex_t *m)
+{
+    int alg = ld_acquire(&m->alg);
+    if (__builtin_expect(alg > RCL_ALG_UNRESOLVED, 1))
+        return alg;
+    int expected = RCL_ALG_UNRESOLVED;
+    if (alg == RCL_ALG_UNRESOLVED && cas_acquire(&m->alg, &expected, RCL_ALG_RESOLVING)) {
+        int rc = setup(m, &alg);
+        if (rc != 0)
+            rcl_fatal("lock %s: cannot set up algorithm %s: %s", rcl_lock_name(m), rcl_algorithm_name(alg),
+                      strerror(rc));
+        st_release(&m->alg, alg); /* impl and config published before alg */
+        return alg;
+    }
+    for (unsigned n = 0; (alg = ld_acquire(&m->alg)) <= RCL_ALG_UNRESOLVED; n++) {
+        if (n < 64)
+            rcl_pause();
+        else
+            sched_yield();
+    }
+    return alg;
+}
+
+int rcl_mutex_init(rcl_mutex_t *m, const pthread_mutexattr_t *attr, const rcl_lock_config_t *config)
+{
+    int kind = PTHREAD_MUTEX_DEFAULT;
+    if (attr && pthread_mutexattr_gettype(attr, &kind) != 0)
+        return EINVAL;
+    rcl_lock_config_t dflt = RCL_CONFIG_DEFAULT;
+    m->config = config ? *config : dflt;
+    m->kind = kind;
+    m->impl = NULL;
+    int rc = pthread_mutex_init(&m->posix, attr);
+    if (rc != 0)
+        return rc;
+    int alg;
+    rc = setup(m, &alg);
+    if (rc != 0) {
+        pthread_mutex_destroy(&m->posix);
+        return rc;
+    }
+    st_release(&m->alg, alg);
+    return 0;
+}
+
+int rcl_mutex_destroy(rcl_mutex_t *m)
+{
+    int alg = ld_acquire(&m->alg);
+    if (alg == RCL_ALG_UNRESOLVED)
+        return pthread_mutex_destroy(&m->posix);
+    if (alg < RCL_ALG_UNRESOLVED)
+        return EBUSY; /* being resolved by another thread: in use */
+    int rc = ops_of(alg)->destroy(m);
+    if (rc == 0) {
+        if (alg != RCL_ALG_POSIX)
+            pthread_mutex_destroy(&m->posix);
+        st_release(&m->alg, RCL_ALG_UNRESOLVED); /* reusable after a new init, as POSIX */
+    }
+    return rc;
+}
+
+int rcl_mutex_lock_slow(rcl_mutex_t *m)
+{
+    return ops_of(resolve(m))->lock(m);
+}
+
+int rcl_mutex_unlock_slow(rcl_mutex_t *m)
+{
+    return ops_of(resolve(m))->unlock(m);
+}
+
+int rcl_mutex_trylock(rcl_mutex_t *m)
+{
+    int alg = ld_relaxed(&m->alg);
+    if (alg == RCL_ALG_POSIX)
+        return pthread_mutex_trylock(&m->posix);
+    return ops_of(resolve(m))->trylock(m);
+}
+
+int rcl_execute_sized(rcl_mutex_t *m, rcl_cs_fn fn, void *ctx, size_t ctx_size)
+{
+    return ops_of(resolve(m))->execute(m, fn, ctx, ctx_size);
+}
+
+int rcl_execute_trylock(rcl_mutex_t *m, rcl_cs_fn fn, void *ctx)
+{
+    return ops_of(resolve(m))->execute_trylock(m, fn, ctx);
+}
+
+int rcl_mutex_algorithm(rcl_mutex_t *m)
+{
+    return resolve(m);
+}
+
+/* Used by cond.c. */
+const struct rcl_lock_ops *rcl_mutex_ops(rcl_mutex_t *m, int *alg)
+{
+    *alg = resolve(m);
+    return ops_of(*alg);
+}

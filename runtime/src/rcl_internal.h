@@ -1,0 +1,96 @@
+/*
+ * Remote Core Locking: structures shared by the client side (alg_rcl.c) and the server side
+ * (rcl_server.c).  Paper: Lozi et al., TOCS 2016, section 3, Algorithms 2-5.
+ */
+#ifndef RCLIFY_RCL_INTERNAL_H
+#define RCLIFY_RCL_INTERNAL_H
+
+#include <pthread.h>
+#include <stdint.h>
+
+#include "atomics.h"
+#include "runtime.h"
+
+#define RCL_NONE 0 /* lock holder value: free */
+
+/* Special values of a mailbox's function word. */
+int rcl_fn_hybrid_lock(void *ctx);  /* request: take the lock for real_me and keep it */
+int rcl_fn_in_progress(void *ctx);  /* claimed by a servicing thread, section running */
+#define RCL_FN_HYBRID_LOCK (&rcl_fn_hybrid_lock)
+#define RCL_FN_IN_PROGRESS (&rcl_fn_in_progress)
+
+/* One client's mailbox on one server: one cache line. */
+#define RCL_INLINE_CTX 32
+struct rcl_request {
+    rcl_cs_fn function;   /* NULL: empty; set last by the client (release), reset by the server */
+    struct rcl_lock *lock;
+    void *context;        /* context address (unused when copied inline) */
+    int ret;              /* fn's return value */
+    int16_t real_me;      /* client the section originates from (holder value) */
+    uint16_t ctx_size;    /* non-zero: the context is copied in ctx[] */
+    char ctx[RCL_INLINE_CTX] __attribute__((aligned(8)));
+} RCL_ALIGNED;
+_Static_assert(sizeof(struct rcl_request) == RCL_CACHE_LINE, "a mailbox is one cache line");
+
+/* Per-lock state (m->impl). */
+struct rcl_lock {
+    int holder;           /* client id of the holder (real_me), RCL_NONE when free */
+    int depth;            /* extra recursive acquisitions, owned by the holder */
+    struct rcl_server *server;
+    rcl_mutex_t *mutex;
+    char *id;             /* copy of the lock id, for statistics after the mutex is gone */
+    /* statistics, written by the holder (relaxed) */
+    unsigned long sections_remote, sections_local, hybrid_locks;
+} RCL_ALIGNED;
+
+/* One servicing thread. */
+struct rcl_sthread {
+    struct rcl_server *server;
+    pthread_t tid;
+    unsigned timestamp;       /* server timestamp when it last started a pass */
+    int is_servicing;         /* futex word: 0 while parked in the prepared stack */
+    struct rcl_sthread *next_all, *next_prepared;
+};
+
+/* Statistics of a server, updated by its servicing threads (relaxed atomic adds). */
+struct rcl_server_stats {
+    unsigned long sections, hybrid, passes, active_passes, active_clients, active_locks;
+    unsigned long slow_passes, mgr_wakeups, no_progress, threads_created, threads_woken, parks;
+};
+
+struct rcl_server {
+    /* read-mostly */
+    int index, cpu, fifo;
+    struct rcl_request *requests; /* RCL_MAX_CLIENTS mailboxes */
+    int started;                  /* 0, then 1 once threads run (release) */
+    char pad0[RCL_CACHE_LINE] __attribute__((aligned(RCL_CACHE_LINE)));
+    /* idle parking: 1 while (some) servicing threads sleep on it; clients wake them */
+    int parked RCL_ALIGNED;
+    char pad1[RCL_CACHE_LINE - sizeof(int)];
+    /* pool state (Algorithm 4/5) */
+    int nb_servicing RCL_ALIGNED, nb_free, is_alive;
+    unsigned timestamp;
+    int mgr_word;                 /* futex: the backup thread wakes the manager */
+    pthread_mutex_t pool_lock;    /* all_threads list, prepared stack, thread creation */
+    struct rcl_sthread *all_threads, *prepared;
+    struct rcl_server_stats stats RCL_ALIGNED;
+};
+
+struct rcl_server *rcl_server_get(int index, int cpu); /* starts it on first use */
+
+/* Thread-local identity of servicing threads (NULL / 0 on client threads). */
+extern __thread struct rcl_sthread *rcl_tls_sthread;
+extern __thread int rcl_tls_real_me; /* real_me of the section a servicing thread runs */
+
+/* Called by a client after publishing a request: wakes parked servicing threads (Dekker). */
+static inline void rcl_server_kick(struct rcl_server *s)
+{
+    fence_seq_cst(); /* the request store before the load of parked; pairs with the server's */
+    if (ld_relaxed(&s->parked) && xchg_acq_rel(&s->parked, 0))
+        rcl_futex_wake(&s->parked, INT_MAX);
+}
+
+/* Makes sure a free servicing thread exists on s (the caller's section is about to block). */
+void rcl_server_ensure_free(struct rcl_server *s);
+
+#endif

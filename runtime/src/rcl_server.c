@@ -1,0 +1,423 @@
+/*
+ * RCL servers: the pool of servicing threads (Algorithm 4) and the management and backup threads
+ * (Algorithm 5) of each server, started lazily when the first lock of a server is resolved.
+ *
+ * Degraded mode (the default, see docs/runtime.md): servicing threads run under the normal
+ * scheduler and may preempt each other; the management thread still adds a servicing thread when
+ * no thread made progress during a timeout and none is free, which keeps a server live when a
+ * section blocks or busy-waits on something only another section of the same server can do
+ * (Figure 2).  With RCLIFY_FIFO=1, and when the system permits it, servicing threads run under
+ * SCHED_FIFO with a backup thread below them and a management thread above, as in the paper.
+ *
+ * Idle servers park: after rcl_settings.idle_us without requests a servicing thread sleeps on the
+ * server's `parked` futex word; a client that publishes a request wakes it (rcl_server_kick).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rcl_internal.h"
+
+__thread struct rcl_sthread *rcl_tls_sthread;
+__thread int rcl_tls_real_me;
+
+static struct rcl_server servers[RCL_MAX_SERVERS];
+static pthread_mutex_t start_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* FIFO priorities: backup < servicing (elections move threads down by one) < management. */
+#define PRIO_BACKUP 1
+#define PRIO_SERVICING 3
+#define PRIO_MANAGER 5
+
+/* An empty pass every this many: look at the clock (parking) and yield the processor. */
+#define IDLE_CHECK_PASSES 8
+
+int rcl_fn_hybrid_lock(void *ctx)
+{
+    return 0;
+}
+
+int rcl_fn_in_progress(void *ctx)
+{
+    return 0;
+}
+
+/* ---- the servicing loop (Algorithm 4, fast path) ---- */
+
+/* Takes the lock of a pending request and claims it; returns its function, or NULL. */
+static rcl_cs_fn claim(struct rcl_request *r, struct rcl_lock **lockp)
+{
+    rcl_cs_fn fn = ld_acquire(&r->function);
+    if (!fn || fn == RCL_FN_IN_PROGRESS)
+        return NULL;
+    struct rcl_lock *l = ld_relaxed(&r->lock);
+    int me = ld_relaxed(&r->real_me), expected = RCL_NONE;
+    if (!cas_acquire(&l->holder, &expected, me))
+        return NULL; /* held (nested or hybrid section): try again on a later pass */
+    /* Re-validate: another servicing thread may have run this request and the client posted a
+     * new one (degraded mode), or claimed it and released the lock to wait on a condvar. */
+    fn = ld_acquire(&r->function);
+    if (!fn || fn == RCL_FN_IN_PROGRESS || ld_relaxed(&r->lock) != l) {
+        st_release(&l->holder, RCL_NONE);
+        return NULL;
+    }
+    int me_now = ld_relaxed(&r->real_me);
+    if (me_now != me)
+        st_relaxed(&l->holder, me_now);
+    *lockp = l;
+    return fn;
+}
+
+static int service_pass(struct rcl_server *s)
+{
+    int max = rcl_clients_max(), done = 0, nlocks = 0;
+    struct rcl_lock *locks[16];
+    for (int i = 1; i <= max; i++) {
+        struct rcl_request *r = &s->requests[i];
+        if (!ld_relaxed(&r->function))
+            continue;
+        struct rcl_lock *l;
+        rcl_cs_fn fn = claim(r, &l);
+        if (!fn)
+            continue;
+        done++;
+        int seen = 0;
+        for (int k = 0; k < nlocks && !seen; k++)
+            seen = locks[k] == l;
+        if (!seen && nlocks < 16)
+            locks[nlocks++] = l;
+        if (fn == RCL_FN_HYBRID_LOCK) { /* hybrid lock: the client keeps the lock */
+            stat_inc(&l->hybrid_locks, 1);
+            r->ret = 0;
+            st_release(&r->function, NULL); /* completion: the client now holds l */
+            continue;
+        }
+        /* Mark the request in progress so that no other servicing thread runs it again while
+         * the section is blocked with the holder released (condvar wait). */
+        st_relaxed(&r->function, RCL_FN_IN_PROGRESS);
+        rcl_tls_real_me = ld_relaxed(&r->real_me);
+        int ret = fn(r->ctx_size ? (void *)r->ctx : r->context);
+        rcl_tls_real_me = RCL_NONE;
+        stat_inc(&l->sections_remote, 1);
+        r->ret = ret;
+        st_release(&l->holder, RCL_NONE); /* release the lock before the client can retry it */
+        st_release(&r->function, NULL);   /* completion: ret and inline context published */
+    }
+    add_relaxed(&s->stats.passes, 1);
+    if (done) {
+        add_relaxed(&s->stats.sections, (unsigned long)done);
+        add_relaxed(&s->stats.active_passes, 1);
+        add_relaxed(&s->stats.active_clients, (unsigned long)rcl_clients_live());
+        add_relaxed(&s->stats.active_locks, (unsigned long)nlocks);
+    }
+    return done;
+}
+
+/* Is any request waiting for a servicing thread (not one already in progress)? */
+static int has_request(struct rcl_server *s)
+{
+    int max = rcl_clients_max();
+    for (int i = 1; i <= max; i++) {
+        rcl_cs_fn fn = ld_relaxed(&s->requests[i].function);
+        if (fn && fn != RCL_FN_IN_PROGRESS)
+            return 1;
+    }
+    return 0;
+}
+
+/* Idle parking, Dekker style with rcl_server_kick: parked=1; fence; look at the mailboxes. */
+static void park(struct rcl_server *s)
+{
+    st_relaxed(&s->parked, 1);
+    fence_seq_cst();
+    if (has_request(s)) {
+        st_relaxed(&s->parked, 0);
+        return;
+    }
+    add_relaxed(&s->stats.parks, 1);
+    rcl_futex_wait(&s->parked, 1, NULL);
+}
+
+/* ---- the pool (Algorithm 4 slow path, Algorithm 5 thread activation) ---- */
+
+static void *servicing_main(void *arg);
+
+static void set_prio(pthread_t t, int prio)
+{
+    pthread_setschedprio(t, prio);
+}
+
+/* Creates a detached thread of the server, pinned to its CPU, under FIFO when the server uses it. */
+static int spawn(struct rcl_server *s, void *(*fn)(void *), void *arg, int prio, pthread_t *tid)
+{
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    if (s->cpu >= 0) {
+        cpu_set_t set;
+        CPU_ZERO(&set);
+        CPU_SET(s->cpu, &set);
+        pthread_attr_setaffinity_np(&attr, sizeof set, &set);
+    }
+    if (s->fifo) {
+        struct sched_param sp = { .sched_priority = prio };
+        pthread_attr_setinheritsched(&attr, PTHREAD_EXPLICIT_SCHED);
+        pthread_attr_setschedpolicy(&attr, SCHED_FIFO);
+        pthread_attr_setschedparam(&attr, &sp);
+    }
+    int rc = pthread_create(tid, &attr, fn, arg);
+    if (rc == EPERM && s->fifo) { /* not permitted: degraded mode from now on */
+        s->fifo = 0;
+        pthread_attr_setinheritsched(&attr, PTHREAD_INHERIT_SCHED);
+        rc = pthread_create(tid, &attr, fn, arg);
+    }
+    if (rc == EINVAL && s->cpu >= 0) { /* CPU not available here: run unpinned */
+        fprintf(stderr, "rclify: server %d: cannot pin to cpu %d, running unpinned\n", s->index, s->cpu);
+        s->cpu = -1;
+        pthread_attr_destroy(&attr);
+        return spawn(s, fn, arg, prio, tid);
+    }
+    pthread_attr_destroy(&attr);
+    return rc;
+}
+
+/* Adds one free servicing thread: wakes a prepared one or creates one.  Caller holds pool_lock. */
+static void add_free_thread(struct rcl_server *s)
+{
+    add_relaxed(&s->nb_servicing, 1);
+    add_relaxed(&s->nb_free, 1);
+    struct rcl_sthread *t = s->prepared;
+    if (t) {
+        s->prepared = t->next_prepared;
+        add_relaxed(&s->stats.threads_woken, 1);
+        st_release(&t->is_servicing, 1);
+        rcl_futex_wake(&t->is_servicing, 1);
+        return;
+    }
+    t = calloc(1, sizeof *t);
+    if (!t)
+        rcl_fatal("server %d: out of memory for a servicing thread", s->index);
+    t->server = s;
+    t->is_servicing = 1;
+    t->timestamp = ld_relaxed(&s->timestamp);
+    int rc = spawn(s, servicing_main, t, PRIO_SERVICING, &t->tid);
+    if (rc != 0)
+        rcl_fatal("server %d: cannot create a servicing thread: %s", s->index, strerror(rc));
+    t->next_all = s->all_threads;
+    s->all_threads = t;
+    add_relaxed(&s->stats.threads_created, 1);
+}
+
+void rcl_server_ensure_free(struct rcl_server *s)
+{
+    if (ld_relaxed(&s->nb_free) > 0)
+        return;
+    pthread_mutex_lock(&s->pool_lock);
+    if (ld_relaxed(&s->nb_free) <= 0)
+        add_free_thread(s);
+    pthread_mutex_unlock(&s->pool_lock);
+}
+
+void rcl_server_prepare_block(void)
+{
+    struct rcl_sthread *self = rcl_tls_sthread;
+    if (self)
+        rcl_server_ensure_free(self->server);
+}
+
+/* Leaves the pool when another thread is free (keep only one free thread); returns 1 when it
+ * left and has been activated again. */
+static int leave_pool_if_spare(struct rcl_server *s, struct rcl_sthread *self)
+{
+    int f = ld_relaxed(&s->nb_free);
+    while (f > 1) {
+        if (cas_acq_rel(&s->nb_free, &f, f - 1)) { /* one free thread always remains */
+            pthread_mutex_lock(&s->pool_lock);
+            add_relaxed(&s->nb_servicing, -1);
+            st_relaxed(&self->is_servicing, 0);
+            self->next_prepared = s->prepared;
+            s->prepared = self;
+            pthread_mutex_unlock(&s->pool_lock);
+            while (!ld_acquire(&self->is_servicing)) /* futex: no lost activation */
+                rcl_futex_wait(&self->is_servicing, 0, NULL);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static void *servicing_main(void *arg)
+{
+    struct rcl_sthread *self = arg;
+    struct rcl_server *s = self->server;
+    unsigned empty = 0;
+    uint64_t idle_since = 0;
+    rcl_tls_sthread = self;
+    for (;;) {
+        st_relaxed(&s->is_alive, 1);
+        st_relaxed(&self->timestamp, ld_relaxed(&s->timestamp));
+        add_relaxed(&s->nb_free, -1); /* this thread is not free any more */
+        int done = service_pass(s);
+        add_relaxed(&s->nb_free, 1); /* free again */
+        if (done) {
+            empty = 0;
+            idle_since = 0;
+        } else if (++empty % IDLE_CHECK_PASSES == 0) {
+            uint64_t now = rcl_now_ns();
+            if (!idle_since)
+                idle_since = now;
+            else if (now - idle_since >= (uint64_t)rcl_settings.idle_us * 1000) {
+                park(s);
+                idle_since = 0;
+                continue;
+            }
+            sched_yield(); /* idle: let other threads of this CPU run */
+        }
+        if (ld_relaxed(&s->nb_servicing) > 1) { /* slow path: some servicing threads are busy */
+            add_relaxed(&s->stats.slow_passes, 1);
+            if (!leave_pool_if_spare(s, self))
+                sched_yield(); /* let the busy ones progress */
+        }
+    }
+    return NULL;
+}
+
+/* ---- management and backup threads (Algorithm 5) ---- */
+
+/* FIFO only: lets a servicing thread that has not run recently be scheduled. */
+static void elect(struct rcl_server *s)
+{
+    struct rcl_sthread *elected = NULL;
+    unsigned now = ld_relaxed(&s->timestamp);
+    for (struct rcl_sthread *t = s->all_threads; t && !elected; t = t->next_all)
+        if (ld_relaxed(&t->is_servicing) && ld_relaxed(&t->timestamp) < now) {
+            st_relaxed(&t->timestamp, now);
+            elected = t;
+        }
+    if (!elected) {
+        st_relaxed(&s->timestamp, now + 1); /* all elected once: new cycle */
+        return;
+    }
+    /* Move every other servicing thread to the end of the FIFO queue of its priority. */
+    for (struct rcl_sthread *t = s->all_threads; t; t = t->next_all)
+        if (t != elected && ld_relaxed(&t->is_servicing)) {
+            set_prio(t->tid, PRIO_SERVICING - 1);
+            set_prio(t->tid, PRIO_SERVICING);
+        }
+}
+
+static void *management_main(void *arg)
+{
+    struct rcl_server *s = arg;
+    struct timespec timeout = { (time_t)(rcl_settings.mgr_us / 1000000),
+                                (long)(rcl_settings.mgr_us % 1000000) * 1000 };
+    st_relaxed(&s->is_alive, 0);
+    st_relaxed(&s->timestamp, 1);
+    for (;;) {
+        /* Whole server idle (parked, nobody in a section): sleep until a client kicks it. */
+        if (ld_relaxed(&s->parked) && ld_relaxed(&s->nb_free) == ld_relaxed(&s->nb_servicing))
+            rcl_futex_wait(&s->parked, 1, NULL);
+        rcl_futex_wait(&s->mgr_word, 0, &timeout);
+        st_relaxed(&s->mgr_word, 0);
+        add_relaxed(&s->stats.mgr_wakeups, 1);
+        if (!ld_relaxed(&s->is_alive) && !ld_relaxed(&s->parked)) {
+            /* No servicing thread started a pass during a whole timeout: they are all blocked
+             * or busy-waiting.  Make sure one is free, then let one that has not run go. */
+            add_relaxed(&s->stats.no_progress, 1);
+            st_relaxed(&s->is_alive, 1);
+            pthread_mutex_lock(&s->pool_lock);
+            if (ld_relaxed(&s->nb_free) <= 0)
+                add_free_thread(s);
+            if (s->fifo)
+                elect(s);
+            pthread_mutex_unlock(&s->pool_lock);
+        } else {
+            st_relaxed(&s->is_alive, 0);
+        }
+    }
+    return NULL;
+}
+
+/* Runs (under FIFO, at the lowest priority) only when every servicing thread is blocked. */
+static void *backup_main(void *arg)
+{
+    struct rcl_server *s = arg;
+    struct timespec pause = { (time_t)(rcl_settings.mgr_us / 1000000),
+                              (long)(rcl_settings.mgr_us % 1000000) * 1000 };
+    for (;;) {
+        if (ld_relaxed(&s->parked)) { /* blocked because idle, not because stuck */
+            rcl_futex_wait(&s->parked, 1, NULL);
+            continue;
+        }
+        st_relaxed(&s->is_alive, 0);
+        st_relaxed(&s->mgr_word, 1);
+        rcl_futex_wake(&s->mgr_word, 1);
+        nanosleep(&pause, NULL);
+    }
+    return NULL;
+}
+
+static void start(struct rcl_server *s, int index, int cpu)
+{
+    s->index = index;
+    s->cpu = cpu;
+    s->fifo = rcl_settings.fifo;
+    s->requests = aligned_alloc(RCL_CACHE_LINE, RCL_MAX_CLIENTS * sizeof(struct rcl_request));
+    if (!s->requests)
+        rcl_fatal("server %d: out of memory for the request array", index);
+    memset(s->requests, 0, RCL_MAX_CLIENTS * sizeof(struct rcl_request));
+    pthread_mutex_init(&s->pool_lock, NULL);
+    pthread_t tid;
+    pthread_mutex_lock(&s->pool_lock);
+    add_free_thread(s);
+    pthread_mutex_unlock(&s->pool_lock);
+    int rc = spawn(s, management_main, s, PRIO_MANAGER, &tid);
+    if (rc == 0 && s->fifo)
+        rc = spawn(s, backup_main, s, PRIO_BACKUP, &tid);
+    if (rc != 0)
+        rcl_fatal("server %d: cannot create its management threads: %s", index, strerror(rc));
+}
+
+struct rcl_server *rcl_server_get(int index, int cpu)
+{
+    struct rcl_server *s = &servers[index];
+    if (ld_acquire(&s->started))
+        return s;
+    pthread_mutex_lock(&start_lock);
+    if (!ld_relaxed(&s->started)) {
+        start(s, index, cpu);
+        st_release(&s->started, 1); /* request array and pool published */
+    } /* else: the first lock resolved for a server decided its CPU */
+    pthread_mutex_unlock(&start_lock);
+    return s;
+}
+
+void rcl_servers_print_stats(int fd)
+{
+    int header = 0;
+    for (int i = 0; i < RCL_MAX_SERVERS; i++) {
+        struct rcl_server *s = &servers[i];
+        if (!ld_acquire(&s->started))
+            continue;
+        if (!header++)
+            rcl_dprintf(fd, "%-6s %4s %4s %7s %12s %8s %9s %9s %8s %8s %8s %6s\n", "server", "cpu", "mode",
+                        "threads", "sections", "use", "false-ser", "slow-path", "mgr-wake", "no-prog",
+                        "created", "parks");
+        struct rcl_server_stats st;
+        unsigned long *dst = (unsigned long *)&st, *src = (unsigned long *)&s->stats;
+        for (size_t k = 0; k < sizeof st / sizeof *dst; k++)
+            dst[k] = ld_relaxed(&src[k]);
+        double clients = st.active_clients ? (double)st.active_clients : 1.0;
+        double passes = st.passes ? (double)st.passes : 1.0;
+        rcl_dprintf(fd, "%-6d %4d %4s %7d %12lu %8.3f %9.3f %9.3f %8lu %8lu %8lu %6lu\n", i, s->cpu,
+                    s->fifo ? "fifo" : "degr", ld_relaxed(&s->nb_servicing), st.sections,
+                    (double)st.sections / clients, (double)st.active_locks / clients,
+                    (double)st.slow_passes / passes, st.mgr_wakeups, st.no_progress, st.threads_created,
+                    st.parks);
+    }
+    if (!header)
+        rcl_dprintf(fd, "no RCL server was started\n");
+}

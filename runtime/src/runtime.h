@@ -1,0 +1,60 @@
+/*
+ * Declarations shared between the runtime's source files (not part of the public API).
+ */
+#ifndef RCLIFY_RUNTIME_H
+#define RCLIFY_RUNTIME_H
+
+#include <stdarg.h>
+
+#include "lock_ops.h"
+
+/* A value of rcl_mutex_t.alg that only exists while one thread resolves a static lock. */
+#define RCL_ALG_RESOLVING (-1)
+
+/* config.c: process-wide settings, read once at start-up. */
+struct rcl_settings {
+    int stats;          /* RCLIFY_STATS=1: print statistics at exit */
+    int fifo;           /* RCLIFY_FIFO=1 (and not RCLIFY_NO_FIFO=1): try SCHED_FIFO servers */
+    unsigned idle_us;   /* RCLIFY_IDLE_US: idle time before a servicing thread parks */
+    unsigned mgr_us;    /* RCLIFY_MGR_US: management thread timeout */
+};
+extern struct rcl_settings rcl_settings;
+
+/*
+ * Effective configuration of a lock: the lock's own (from lock_config.h; a zero-filled one is the
+ * default), overridden by the first matching RCLIFY_LOCKS entry.  Aborts with a message naming the
+ * lock when the configuration is invalid.
+ */
+void rcl_config_resolve(const rcl_lock_config_t *own, rcl_lock_config_t *out);
+const char *rcl_lock_name(const rcl_mutex_t *m); /* id, or "(anonymous)" */
+
+/* Fatal errors: one line "rclify: ..." on stderr, then abort(). */
+void rcl_fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+
+/* rcl_clients.c: client identifiers, 1 .. RCL_MAX_CLIENTS-1 (0 is "no holder"). */
+#define RCL_MAX_CLIENTS 4096
+extern __thread int rcl_tls_client_id;
+int rcl_client_id_alloc(void);
+static inline int rcl_client_id(void)
+{
+    int id = rcl_tls_client_id;
+    return __builtin_expect(id != 0, 1) ? id : rcl_client_id_alloc();
+}
+int rcl_clients_max(void);  /* highest live identifier (relaxed) */
+int rcl_clients_live(void); /* number of live identifiers (relaxed) */
+
+/* mutex.c: resolves m (if needed) and returns its algorithm's operations. */
+const struct rcl_lock_ops *rcl_mutex_ops(rcl_mutex_t *m, int *alg);
+
+/* stats.c */
+void rcl_dprintf(int fd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Statistics tables printed by rcl_stats_print (rcl_server.c, alg_rcl.c). */
+void rcl_servers_print_stats(int fd);
+void rcl_locks_print_stats(int fd);
+
+/* Called by rcl_cond_wait before blocking on any kind of mutex: on a servicing thread, makes sure
+ * another servicing thread is free to serve the other locks of its server.  No-op elsewhere. */
+void rcl_server_prepare_block(void);
+
+#endif
