@@ -79,29 +79,54 @@ static void take_local(struct rcl_lock *l, int me)
     }
 }
 
+/*
+ * Lock states are type-stable: a destroyed one goes to a free list and is reused, never freed.  A
+ * second servicing thread that read a mailbox just before its request completed may still try a
+ * CAS on the holder of that request's lock after the program destroyed the lock; the CAS then hits
+ * a valid lock state, and the re-validation in the server releases it at once.
+ */
+static struct rcl_lock *free_states;
+
+static struct rcl_lock *new_state(void)
+{
+    struct rcl_lock *l = free_states;
+    if (l) { /* holder is NONE (or briefly held by such a stale claim): leave it alone */
+        free_states = l->next_free;
+        l->depth = 0;
+        st_relaxed(&l->sections_remote, 0);
+        st_relaxed(&l->sections_local, 0);
+        st_relaxed(&l->hybrid_locks, 0);
+        return l;
+    }
+    l = aligned_alloc(RCL_CACHE_LINE, sizeof *l);
+    if (l)
+        memset(l, 0, sizeof *l);
+    return l;
+}
+
 static int remote_init(rcl_mutex_t *m)
 {
-    struct rcl_lock *l = aligned_alloc(RCL_CACHE_LINE, sizeof *l);
-    if (!l)
-        return ENOMEM;
-    memset(l, 0, sizeof *l);
-    l->server = rcl_server_get(m->config.server, m->config.cpu);
-    l->mutex = m;
-    l->id = m->config.id ? strdup(m->config.id) : NULL;
     pthread_mutex_lock(&locks_lock);
     if (n_locks == cap_locks) {
         size_t cap = cap_locks ? cap_locks * 2 : 64;
         struct rcl_lock **a = realloc(all_locks, cap * sizeof *a);
         if (!a) {
             pthread_mutex_unlock(&locks_lock);
-            free(l);
             return ENOMEM;
         }
         all_locks = a;
         cap_locks = cap;
     }
+    struct rcl_lock *l = new_state();
+    if (!l) {
+        pthread_mutex_unlock(&locks_lock);
+        return ENOMEM;
+    }
     all_locks[n_locks++] = l;
     pthread_mutex_unlock(&locks_lock);
+    l->server = rcl_server_get(m->config.server, m->config.cpu);
+    l->mutex = m;
+    l->id = m->config.id ? strdup(m->config.id) : NULL;
     m->impl = l;
     return 0;
 }
@@ -117,9 +142,11 @@ static int remote_destroy(rcl_mutex_t *m)
             all_locks[i] = all_locks[--n_locks];
             break;
         }
-    pthread_mutex_unlock(&locks_lock);
     free(l->id);
-    free(l);
+    l->id = NULL;
+    l->next_free = free_states;
+    free_states = l;
+    pthread_mutex_unlock(&locks_lock);
     m->impl = NULL;
     return 0;
 }

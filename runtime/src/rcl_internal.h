@@ -38,6 +38,7 @@ struct rcl_lock {
     int depth;            /* extra recursive acquisitions, owned by the holder */
     struct rcl_server *server;
     rcl_mutex_t *mutex;
+    struct rcl_lock *next_free;
     char *id;             /* copy of the lock id, for statistics after the mutex is gone */
     /* statistics, written by the holder (relaxed) */
     unsigned long sections_remote, sections_local, hybrid_locks;
