@@ -1,11 +1,88 @@
-"""rclify bench (not built yet)."""
+"""rclify bench: runs a benchmark.
 
-from rclify.errors import RclifyError
+TARGET 'locks' (the default) builds the runtime and its microbenchmark (runtime/bench/lockbench.c)
+and runs it: cache-line ping-pong floor, RCL round trip, posix vs rcl throughput by thread count.
+TARGET 'memcached' runs the memcached benchmark (rclify.memcached_bench).
+Arguments after a bare `--` go to the target unchanged: lockbench's own flags
+(`rclify bench -- --help`), or the memcached benchmark's (`rclify bench memcached -- --help`).
+"""
+
+import argparse
+import subprocess
+
+from rclify import runtime_build
+from rclify.errors import BuildError, UsageError
+
+TARGETS = ("locks", "memcached")
+LOCKBENCH = runtime_build.BUILD_DIR / "bench" / "lockbench"
 
 
 def add_parser(sub):
-    return sub.add_parser("bench", help="(not implemented yet)")
+    p = sub.add_parser(
+        "bench",
+        help="run a benchmark: lock microbenchmark (default) or memcached",
+        description="Run a benchmark. 'locks' (default): the runtime's microbenchmark (ping-pong floor, "
+        "RCL round trip, posix vs rcl throughput). 'memcached': the memcached benchmark.",
+    )
+    p.add_argument("target", nargs="?", default="locks", choices=TARGETS, help="what to benchmark (default: locks)")
+    p.add_argument("--duration", type=float, metavar="S", help="seconds per measurement (lockbench default 0.5)")
+    p.add_argument("--repeat", type=int, metavar="N", help="measurements per figure, median shown (default 3)")
+    p.add_argument("--threads", metavar="LIST", help="client thread counts, e.g. 1,2,4,8")
+    p.add_argument("--lines", type=int, metavar="N", help="shared cache lines touched per section (default 4)")
+    p.add_argument("--delay", type=int, metavar="N", help="local work between two sections (default 50)")
+    p.add_argument("--pin-clients", action="store_true", help="pin clients to CPUs other than the RCL server's")
+    p.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
+    return p
+
+
+def lockbench_argv(args) -> list[str]:
+    """The lockbench command line for the parsed arguments."""
+    argv = [str(LOCKBENCH)]
+    for flag in ("duration", "repeat", "threads", "lines", "delay"):
+        value = getattr(args, flag, None)
+        if value is not None:
+            argv += [f"--{flag}", str(value)]
+    if getattr(args, "pin_clients", False):
+        argv.append("--pin-clients")
+    if getattr(args, "json", False):
+        argv.append("--json")
+    return argv + list(getattr(args, "passthrough", []) or [])
+
+
+def build_lockbench() -> None:
+    runtime_build.build_runtime()
+    proc = subprocess.run(
+        ["make", "-C", str(runtime_build.RUNTIME_DIR), "bench"], capture_output=True, text=True
+    )
+    if proc.returncode != 0 or not LOCKBENCH.exists():
+        raise BuildError(f"building the benchmarks failed:\n{proc.stdout[-2000:]}{proc.stderr[-4000:]}")
+
+
+LOCKBENCH_FLAGS = ("duration", "repeat", "threads", "lines", "delay", "pin_clients", "json")
+
+
+def memcached_args(args) -> argparse.Namespace:
+    """The memcached benchmark's own arguments, given after `--`."""
+    from rclify import memcached_bench  # written separately; only needed for this target
+
+    given = [f"--{f.replace('_', '-')}" for f in LOCKBENCH_FLAGS if getattr(args, f, None) not in (None, False)]
+    if given:
+        raise UsageError(
+            f"{', '.join(given)}: lockbench options; give the memcached benchmark's after `--` "
+            "(rclify bench memcached -- --help)"
+        )
+    parser = memcached_bench.add_arguments(argparse.ArgumentParser(prog="rclify bench memcached --"))
+    margs = parser.parse_args(list(getattr(args, "passthrough", []) or []))
+    margs.command, margs.target = args.command, args.target
+    return margs
 
 
 def run(args) -> int:
-    raise RclifyError("'rclify bench' is not implemented yet")
+    if args.target == "memcached":
+        from rclify import memcached_bench
+
+        return int(memcached_bench.run(memcached_args(args)) or 0)
+    if args.target != "locks":
+        raise UsageError(f"unknown benchmark target '{args.target}' (expected one of {', '.join(TARGETS)})")
+    build_lockbench()
+    return subprocess.run(lockbench_argv(args)).returncode
