@@ -116,7 +116,7 @@ static struct prof_thread *prof_thread(void)
     t->pmu.fd = -1;
     if (prof_pmu_status == 0)
         prof_pmu_open(&t->pmu);
-    if (!getpid() || gettid() != getpid()) /* the main thread is counted from /proc at exit */
+    if (gettid() != getpid()) /* the main thread is counted from /proc at exit */
         pthread_setspecific(prof_key, t);
     return t;
 }
