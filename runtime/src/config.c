@@ -128,15 +128,14 @@ static void parse_locks(const char *spec)
     overrides = calloc((size_t)n, sizeof *overrides);
     if (!overrides)
         abort();
-    char *save = NULL;
-    for (char *e = strtok_r(copy, ",", &save); e; e = strtok_r(NULL, ",", &save)) {
+    for (char *rest = copy, *e; (e = strsep(&rest, ",")) != NULL;) {
         while (*e == ' ')
             e++;
         size_t len = strlen(e);
         while (len > 0 && e[len - 1] == ' ')
             e[--len] = '\0';
         if (len == 0)
-            bad_entry(e, "empty entry");
+            bad_entry(spec, "empty entry (two commas in a row, or a comma at an end)");
         parse_entry(e, &overrides[n_overrides++]);
     }
     if (n_overrides == 0)

@@ -73,7 +73,7 @@ static rcl_cs_fn claim(struct rcl_request *r, struct rcl_lock **lockp)
 
 static int service_pass(struct rcl_server *s)
 {
-    int max = rcl_clients_max(), done = 0, nlocks = 0;
+    int max = rcl_clients_max(), done = 0, hybrid = 0, nlocks = 0;
     struct rcl_lock *locks[16];
     for (int i = 1; i <= max; i++) {
         struct rcl_request *r = &s->requests[i];
@@ -83,7 +83,6 @@ static int service_pass(struct rcl_server *s)
         rcl_cs_fn fn = claim(r, &l);
         if (!fn)
             continue;
-        done++;
         int seen = 0;
         for (int k = 0; k < nlocks && !seen; k++)
             seen = locks[k] == l;
@@ -91,6 +90,7 @@ static int service_pass(struct rcl_server *s)
             locks[nlocks++] = l;
         if (fn == RCL_FN_HYBRID_LOCK) { /* hybrid lock: the client keeps the lock */
             stat_inc(&l->hybrid_locks, 1);
+            hybrid++;
             r->ret = 0;
             st_release(&r->function, NULL); /* completion: the client now holds l */
             continue;
@@ -102,13 +102,17 @@ static int service_pass(struct rcl_server *s)
         int ret = fn(r->ctx_size ? (void *)r->ctx : r->context);
         rcl_tls_real_me = RCL_NONE;
         stat_inc(&l->sections_remote, 1);
+        done++;
         r->ret = ret;
         st_release(&l->holder, RCL_NONE); /* release the lock before the client can retry it */
         st_release(&r->function, NULL);   /* completion: ret and inline context published */
     }
     add_relaxed(&s->stats.passes, 1);
+    if (hybrid)
+        add_relaxed(&s->stats.hybrid, (unsigned long)hybrid);
+    done += hybrid;
     if (done) {
-        add_relaxed(&s->stats.sections, (unsigned long)done);
+        add_relaxed(&s->stats.sections, (unsigned long)(done - hybrid));
         add_relaxed(&s->stats.active_passes, 1);
         add_relaxed(&s->stats.active_clients, (unsigned long)rcl_clients_live());
         add_relaxed(&s->stats.active_locks, (unsigned long)nlocks);
@@ -403,8 +407,8 @@ void rcl_servers_print_stats(int fd)
         if (!ld_acquire(&s->started))
             continue;
         if (!header++)
-            rcl_dprintf(fd, "%-6s %4s %4s %7s %12s %8s %9s %9s %8s %8s %8s %6s\n", "server", "cpu", "mode",
-                        "threads", "sections", "use", "false-ser", "slow-path", "mgr-wake", "no-prog",
+            rcl_dprintf(fd, "%-6s %4s %4s %7s %12s %10s %8s %9s %9s %8s %8s %8s %6s\n", "server", "cpu",
+                        "mode", "threads", "sections", "hybrid", "use", "false-ser", "slow-path", "mgr-wake", "no-prog",
                         "created", "parks");
         struct rcl_server_stats st;
         unsigned long *dst = (unsigned long *)&st, *src = (unsigned long *)&s->stats;
@@ -412,9 +416,9 @@ void rcl_servers_print_stats(int fd)
             dst[k] = ld_relaxed(&src[k]);
         double clients = st.active_clients ? (double)st.active_clients : 1.0;
         double passes = st.passes ? (double)st.passes : 1.0;
-        rcl_dprintf(fd, "%-6d %4d %4s %7d %12lu %8.3f %9.3f %9.3f %8lu %8lu %8lu %6lu\n", i, s->cpu,
-                    s->fifo ? "fifo" : "degr", ld_relaxed(&s->nb_servicing), st.sections,
-                    (double)st.sections / clients, (double)st.active_locks / clients,
+        rcl_dprintf(fd, "%-6d %4d %4s %7d %12lu %10lu %8.3f %9.3f %9.3f %8lu %8lu %8lu %6lu\n", i,
+                    s->cpu, s->fifo ? "fifo" : "degr", ld_relaxed(&s->nb_servicing), st.sections, st.hybrid,
+                    (double)(st.sections + st.hybrid) / clients, (double)st.active_locks / clients,
                     (double)st.slow_passes / passes, st.mgr_wakeups, st.no_progress, st.threads_created,
                     st.parks);
     }
