@@ -1,11 +1,39 @@
-"""rclify check (not built yet)."""
+"""rclify check: build a tree with its own build system against the runtime and run its test suite
+once per lock assignment; exit 1 when a test run fails, 2 when the tree cannot be built."""
 
-from rclify.errors import RclifyError
+from pathlib import Path
+
+from rclify import check
 
 
 def add_parser(sub):
-    return sub.add_parser("check", help="(not implemented yet)")
+    p = sub.add_parser(
+        "check",
+        help="build a (transformed) tree and run its test suite under each lock assignment",
+        description=(
+            "Builds SRC with its own build system (autotools, CMake or a Makefile; the choice is recorded "
+            f"in SRC/{check.CONFIG_FILE}) using the runtime's flags, then runs its tests once per --locks "
+            "assignment and prints a table.  Logs are kept in SRC/.rclify/logs/."
+        ),
+    )
+    p.add_argument("src", type=Path, metavar="SRC", help="root of the source tree")
+    p.add_argument("--build", metavar="CMD", help="shell command that builds the tree (overrides detection)")
+    p.add_argument("--test", metavar="CMD", help="shell command that runs the test suite (overrides detection)")
+    p.add_argument(
+        "--locks", metavar="SPEC", action="append",
+        help=f"an RCLIFY_LOCKS value to test under, repeatable; '{check.NO_OVERRIDE}' means lock_config.h "
+        f"as written (default: {' '.join(check.DEFAULT_LOCKS)})",
+    )
+    p.add_argument(
+        "--timeout", metavar="SECONDS", type=float,
+        help=f"limit for the build and for each test run (default: {check.DEFAULT_TIMEOUT:.0f})",
+    )
+    p.add_argument("--jobs", metavar="N", type=int, help="parallel build jobs (default: number of CPUs)")
+    return p
 
 
 def run(args) -> int:
-    raise RclifyError("'rclify check' is not implemented yet")
+    report = check.run_check(
+        args.src, build=args.build, test=args.test, locks=args.locks, timeout=args.timeout, jobs=args.jobs
+    )
+    return 0 if report.ok else 1

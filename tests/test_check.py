@@ -1,0 +1,261 @@
+"""rclify check on small synthetic trees: a passing suite, a failing one, a build that fails, a suite
+that hangs, and the parsers of common test-harness outputs."""
+
+import os
+import shutil
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from rclify import check
+from rclify.cli import main
+from rclify.errors import BuildError, ToolMissingError, UsageError
+from rclify.paths import RUNTIME_DIR
+
+# The runtime's header is enough to compile these trees; no need to build the runtime library.
+FLAGS = ([f"-I{RUNTIME_DIR / 'include'}"], ["-lm"])
+
+needs_toolchain = pytest.mark.skipif(
+    not (shutil.which("make") and shutil.which("cc") and shutil.which("prove")),
+    reason="needs make, cc and prove (bash scripts/setup.sh)",
+)
+
+PROG = '#include <rclify.h>\n#include <stdio.h>\nint main(void) { puts("built with rclify.h"); return 0; }\n'
+T_PASS = 'use Test::More tests => 2;\nok(1, "one");\nok(`./prog` =~ /rclify/, "prog runs");\n'
+T_SKIP = 'use Test::More skip_all => "not here";\n'
+T_FAIL = 'use Test::More tests => 3;\nok(1);\nok(0, "broken");\nok(1);\n'
+
+
+def make_tree(root: Path, tests: dict[str, str], prog: str = PROG, test_recipe: str = "prove t") -> Path:
+    """A plain-Makefile program whose `make test` runs prove over t/*.t."""
+    (root / "t").mkdir(parents=True)
+    (root / "prog.c").write_text(prog)
+    (root / "Makefile").write_text(
+        textwrap.dedent(
+            """\
+            CFLAGS = -O1 -Wall
+            prog: prog.c
+            \t$(CC) $(CFLAGS) -o $@ prog.c $(LDLIBS)
+            test: prog
+            \t{recipe}
+            """
+        ).format(recipe=test_recipe)
+    )
+    for name, body in tests.items():
+        (root / "t" / name).write_text(body)
+    return root
+
+
+def use_fake_runtime(monkeypatch):
+    """The CLI path builds the runtime: replace it with the header-only flags."""
+    monkeypatch.setattr(check.runtime_build, "build_runtime", lambda quiet=True: None)
+    monkeypatch.setattr(check.runtime_build, "cflags", lambda: FLAGS[0])
+    monkeypatch.setattr(check.runtime_build, "libs", lambda: FLAGS[1])
+
+
+@needs_toolchain
+def test_passing_suite_reports_counts_and_records_the_plan(tmp_path, capsys):
+    tree = make_tree(tmp_path / "ok", {"a.t": T_PASS, "b.t": T_SKIP})
+    report = check.run_check(tree, locks=["*=posix", "config", "*=rcl"], flags=FLAGS)
+    out = capsys.readouterr().out
+    assert report.ok
+    assert [r.status for r in report.tests] == ["PASS"] * 3
+    assert [(r.counts.passed, r.counts.failed, r.counts.skipped, r.counts.source) for r in report.tests] == [
+        (2, 0, 1, "prove")
+    ] * 3
+    table = out[out.index("assignment") :].splitlines()
+    assert table[1].split()[:7] == ["*=posix", "ok", "PASS", "2", "0", "1", "prove"]
+    assert table[2].split()[0] == "config" and table[3].split()[0] == "*=rcl"
+    # the runtime's flags reached the compiler and the linker, appended to the makefile's own CFLAGS
+    build_log = (tree / ".rclify/logs/build.log").read_text()
+    assert f"-O1 -Wall -I{RUNTIME_DIR / 'include'}" in build_log and "-lm" in build_log
+    recorded = check.read_config(tree)
+    assert recorded["system"] == "make" and recorded["test"] == 'make -f Makefile -f "$RCLIFY_MK" test'
+    # a rerun takes the recorded plan
+    check.run_check(tree, flags=FLAGS)
+    assert "make build (from rclify.toml)" in capsys.readouterr().out
+
+
+@needs_toolchain
+def test_each_assignment_reaches_the_tests_and_config_means_no_override(tmp_path):
+    tree = make_tree(tmp_path / "env", {"a.t": T_PASS})
+    report = check.run_check(
+        tree, test='echo "locks=${RCLIFY_LOCKS-unset}"', locks=["*=rcl", "config"], flags=FLAGS
+    )
+    logs = [r.log.read_text() for r in report.tests]
+    assert "locks=*=rcl" in logs[0] and "locks=unset" in logs[1]
+    assert [r.counts for r in report.tests] == [None, None]  # no counts: exit code only
+    assert check.read_config(tree)["system"] == "make"  # --test alone keeps the detected build
+
+
+@needs_toolchain
+def test_failing_suite_exits_1_and_prints_the_log(tmp_path, monkeypatch, capsys):
+    use_fake_runtime(monkeypatch)
+    tree = make_tree(tmp_path / "fail", {"a.t": T_PASS, "c.t": T_FAIL})
+    assert main(["check", str(tree), "--locks", "*=posix", "--locks", "*=rcl"]) == 1
+    out = capsys.readouterr().out
+    log = tree / ".rclify/logs/test-1-all_posix.log"
+    assert f"*=posix: {log}" in out
+    assert "Failed test 'broken'" in log.read_text() or "broken" in log.read_text()
+    rows = out[out.index("assignment") :].splitlines()[1:3]
+    assert [r.split()[:6] for r in rows] == [
+        ["*=posix", "ok", "FAIL", "4", "1", "0"],
+        ["*=rcl", "ok", "FAIL", "4", "1", "0"],
+    ]
+
+
+@needs_toolchain
+def test_build_failure_stops_with_the_log(tmp_path, monkeypatch, capsys):
+    tree = make_tree(tmp_path / "broken", {"a.t": T_PASS}, prog="int main(void) { return undeclared; }\n")
+    with pytest.raises(BuildError, match=r"build failed \(exit 2\); the tests were not run; log: .*build\.log"):
+        check.run_check(tree, flags=FLAGS)
+    out = capsys.readouterr().out
+    assert "build: FAILED (exit 2" in out and "undeclared" in out
+    assert "(none run)" in out and "test 1/1" not in out
+    use_fake_runtime(monkeypatch)
+    assert main(["check", str(tree)]) == 2
+    assert "rclify check: error: the build failed" in capsys.readouterr().err
+
+
+@needs_toolchain
+def test_hanging_suite_is_killed_at_the_timeout(tmp_path, capsys):
+    pidfile = tmp_path / "sleeper.pid"
+    tree = make_tree(tmp_path / "hang", {}, test_recipe=f"sleep 300 & echo $$! > {pidfile}; wait")
+    report = check.run_check(tree, timeout=2, flags=FLAGS)
+    assert not report.ok and report.tests[0].status == "TIMEOUT" and report.tests[0].rc is None
+    assert 1.5 < report.tests[0].seconds < 15
+    assert "killed after the 2.0s timeout" in report.tests[0].log.read_text()
+    pid = int(pidfile.read_text())
+    with pytest.raises(ProcessLookupError):  # the suite's children went with it
+        os.kill(pid, 0)
+    assert "TIMEOUT" in capsys.readouterr().out
+
+
+def test_missing_build_tool_names_the_debian_package(tmp_path):
+    (tmp_path / "CMakeLists.txt").write_text("project(x C)\n")
+    plan = check.detect(tmp_path)
+    assert plan.system == "cmake" and plan.test.startswith("ctest ")
+    with pytest.raises(ToolMissingError, match=r"'no-such-builder-xyz'.*install the Debian package"):
+        check.run_check(tmp_path, build="no-such-builder-xyz --all", test="true", flags=FLAGS)
+    err = check.missing_tool("make: x\n/bin/sh: 1: autoreconf: not found\n")
+    assert str(err) == "'autoreconf' is not installed: apt-get install autoconf"
+    assert "apt-get install libevent-dev" in str(check.missing_tool("configure: error: libevent is required."))
+    assert check.missing_tool("ok 3 - key: not found") is None
+
+
+def test_autotools_detection_and_werror_note(tmp_path):
+    (tmp_path / "configure.ac").write_text('CFLAGS="$CFLAGS -Wall -Werror"\n')
+    (tmp_path / "Makefile.am").write_text("test: all\n\tprove t\n")
+    plan = check.detect(tmp_path)
+    assert plan.system == "autotools"
+    assert plan.build.startswith('autoreconf -fi && ./configure CFLAGS="-g -O2 $RCLIFY_CFLAGS" LIBS="$RCLIFY_LIBS"')
+    assert plan.test == "make test" and "-Werror" in plan.notes[0]
+    (tmp_path / "configure").write_text("#!/bin/sh\n")
+    (tmp_path / "Makefile.am").write_text("check_PROGRAMS = x\n")
+    assert check.detect(tmp_path).build.startswith("./configure ")
+    assert check.detect(tmp_path).test == "make check"
+
+
+def test_no_build_system_or_test_target_is_a_usage_error(tmp_path):
+    with pytest.raises(UsageError, match="no configure, configure.ac, CMakeLists.txt or Makefile"):
+        check.detect(tmp_path)
+    (tmp_path / "Makefile").write_text("all:\n\ttrue\n")
+    with pytest.raises(UsageError, match="no 'test' or 'check' target"):
+        check.detect(tmp_path)
+
+
+def test_rclify_toml_keeps_other_tables_and_optional_keys(tmp_path):
+    (tmp_path / "rclify.toml").write_text('[transform]\nskip = ["a.c"]\n\n[check]\nbuild = "x"\ntest = "y"\nlocks = ["*=rcl"]\n')
+    plan = check.make_plan(tmp_path, build="make all")
+    assert (plan.system, plan.build, plan.test, plan.origin) == ("custom", "make all", "y", "command line")
+    check.write_config(tmp_path, plan)
+    text = (tmp_path / "rclify.toml").read_text()
+    assert text.startswith('[transform]\nskip = ["a.c"]')
+    assert check.read_config(tmp_path) | {} == {"system": "custom", "build": "make all", "test": "y", "locks": ["*=rcl"]}
+    (tmp_path / "rclify.toml").write_text("[check]\nbuild = 3\n")
+    with pytest.raises(UsageError, match="build has the wrong type"):
+        check.read_config(tmp_path)
+
+
+@pytest.mark.parametrize(
+    "spec, error",
+    [("*=posix", None), ("config", None), ("items.c:cache_lock=rcl:1@3, *=posix", None),
+     ("*=rlc", "unknown algorithm 'rlc'"), ("rcl", "expected PATTERN=ALG"), ("*=rcl:64", "from 0 to 63")],
+)
+def test_lock_specs_are_checked_like_the_runtime_does(spec, error):
+    if error is None:
+        assert check.validate_locks(spec) == spec
+    else:
+        with pytest.raises(UsageError, match=error):
+            check.validate_locks(spec)
+
+
+PROVE_FAIL = """\
+t/a.t ....... ok
+t/b.t ....... skipped: no sasl
+t/c.t ....... 1/3
+#   Failed test 'broken'
+t/c.t ....... Failed 1/3 subtests
+t/d.t ....... Dubious, test returned 255 (wstat 65280, 0xff00)
+No subtests run
+
+Test Summary Report
+-------------------
+t/c.t (Wstat: 256 (exited 1) Tests: 3 Failed: 1)
+  Failed test:  2
+t/d.t (Wstat: 65280 (exited 255) Tests: 0 Failed: 0)
+  Parse errors: No plan found in TAP output
+Files=4, Tests=5,  1 wallclock secs ( 0.02 usr +  0.01 sys =  0.03 CPU)
+Result: FAIL
+"""
+
+AUTOMAKE = """\
+PASS: t1
+SKIP: t2
+FAIL: t3
+============================================================================
+# TOTAL: 4
+# PASS:  2
+# SKIP:  1
+# XFAIL: 0
+# FAIL:  1
+# XPASS: 0
+# ERROR: 0
+"""
+
+CTEST = """\
+    Start 1: a
+1/3 Test #1: a ................   Passed    0.01 sec
+2/3 Test #2: b ................***Skipped   0.00 sec
+3/3 Test #3: c ................***Failed    0.01 sec
+
+67% tests passed, 1 tests failed out of 3
+
+The following tests did not run:
+\t  2 - b (Skipped)
+
+The following tests FAILED:
+\t  3 - c (Failed)
+"""
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        (PROVE_FAIL, (4, 2, 1, "prove")),
+        ("All tests successful.\nFiles=95, Tests=1234, 400 wallclock secs\nResult: PASS\n", (1234, 0, 0, "prove")),
+        (AUTOMAKE, (2, 1, 1, "automake")),
+        ("All 5 tests passed\n", (5, 0, 0, "automake")),
+        ("2 of 7 tests failed\n(1 test was not run)\n", (5, 2, 1, "automake")),
+        (CTEST, (1, 1, 1, "ctest")),
+        ("1..3\nok 1 - a\nnot ok 2 - b\nok 3 # SKIP none\n", (1, 1, 1, "tap")),
+    ],
+)
+def test_parse_counts(text, expected):
+    c = check.parse_counts(text)
+    assert (c.passed, c.failed, c.skipped, c.source) == expected
+
+
+def test_no_counts_means_exit_code_only():
+    assert check.parse_counts("make: Nothing to be done for 'test'.\n") is None
