@@ -1,0 +1,98 @@
+"""Parsing C files with libclang, tolerant of what a not-yet-configured tree lacks.
+
+The PyPI libclang wheel has no builtin headers (stddef.h, stdarg.h...): the system gcc's are used.
+A project header that does not exist yet (config.h before ./configure) is replaced by an empty
+stub so the rest of the file still parses; functions whose bodies still have errors are not
+analysed (the caller refuses their regions with a reason).
+"""
+
+import functools
+import re
+import subprocess
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import clang.cindex as ci
+
+from rclify.errors import ParseError, ToolMissingError
+
+_MISSING = re.compile(r"'([^']+)' file not found")
+
+
+@functools.cache
+def _gcc_include_dir() -> str:
+    try:
+        out = subprocess.run(["gcc", "-print-file-name=include"], capture_output=True, text=True, check=True)
+    except (OSError, subprocess.CalledProcessError):
+        raise ToolMissingError("gcc is needed for its builtin headers: apt-get install gcc") from None
+    return out.stdout.strip()
+
+
+@functools.cache
+def _index() -> ci.Index:
+    return ci.Index.create()
+
+
+@dataclass
+class ParsedFile:
+    path: Path
+    data: bytes  # the file's bytes: libclang offsets index into them
+    tu: ci.TranslationUnit
+    stubbed: list[str] = field(default_factory=list)  # headers replaced by empty stubs
+    error_lines: set[int] = field(default_factory=set)  # lines of this file with errors
+    macro_uses: list[tuple[int, int]] = field(default_factory=list)  # macro invocation ranges here
+
+    def text(self, start: int, end: int) -> str:
+        return self.data[start:end].decode("utf-8", errors="surrogateescape")
+
+    def is_here(self, cursor: ci.Cursor) -> bool:
+        loc = cursor.location
+        return loc.file is not None and Path(loc.file.name) == self.path
+
+    def has_errors_in(self, cursor: ci.Cursor) -> bool:
+        ext = cursor.extent
+        return any(ext.start.line <= line <= ext.end.line for line in self.error_lines)
+
+
+def parse(path: Path, flags: list[str], stub_dir: Path | None = None) -> ParsedFile:
+    """Parses path with flags (-I/-D...), stubbing project headers that cannot be found."""
+    path = path.resolve()
+    data = path.read_bytes()
+    own_stubs = stub_dir is None
+    stub_root = Path(tempfile.mkdtemp(prefix="rclify-stubs-")) if own_stubs else stub_dir
+    args = ["-x", "c", "-std=gnu11", "-ferror-limit=0", "-isystem", _gcc_include_dir(),
+            f"-I{path.parent}", *flags, f"-I{stub_root}"]
+    stubbed: list[str] = []
+    for _ in range(8):  # each round stubs the headers the previous one could not find
+        try:
+            tu = _index().parse(str(path), args=args, options=ci.TranslationUnit.PARSE_DETAILED_PROCESSING_RECORD)
+        except ci.TranslationUnitLoadError as err:
+            raise ParseError(f"{path}: libclang could not parse the file ({err})") from None
+        missing = [m.group(1) for d in tu.diagnostics if (m := _MISSING.search(d.spelling))]
+        new = [name for name in missing if name not in stubbed and not name.startswith("/")]
+        if not new:
+            break
+        for name in new:
+            stub = stub_root / name
+            stub.parent.mkdir(parents=True, exist_ok=True)
+            stub.touch()
+            stubbed.append(name)
+    error_lines = {
+        d.location.line
+        for d in tu.diagnostics
+        if d.severity >= ci.Diagnostic.Error and d.location.file and Path(d.location.file.name) == path
+    }
+    macro_uses = [
+        (c.extent.start.offset, c.extent.end.offset)
+        for c in tu.cursor.get_children()
+        if c.kind == ci.CursorKind.MACRO_INSTANTIATION and c.location.file and Path(c.location.file.name) == path
+    ]
+    return ParsedFile(path, data, tu, stubbed, error_lines, macro_uses)
+
+
+def first_error(parsed: ParsedFile) -> str | None:
+    for d in parsed.tu.diagnostics:
+        if d.severity >= ci.Diagnostic.Error and d.location.file and Path(d.location.file.name) == parsed.path:
+            return f"{parsed.path.name}:{d.location.line}:{d.location.column}: {d.spelling}"
+    return None

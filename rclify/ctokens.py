@@ -1,0 +1,139 @@
+"""A small C tokenizer for rewriting identifiers in code text (ours or the user's).
+
+Used on the text of critical sections: it sees macro arguments as written (libclang's AST only
+sees their expansion), and it works on generated text too (a nested extraction's call site).
+"""
+
+import re
+from dataclasses import dataclass
+
+_TOKEN = re.compile(
+    r"""
+    (?P<ws>\s+)
+  | (?P<comment>/\*.*?\*/|//[^\n]*)
+  | (?P<string>[LuU8]*"(?:\\.|[^"\\\n])*")
+  | (?P<char>[LuU]?'(?:\\.|[^'\\\n])*')
+  | (?P<ident>[A-Za-z_]\w*)
+  | (?P<number>\.?\d(?:[eEpP][+-]|[\w.])*)
+  | (?P<punct>->|\+\+|--|<<=|>>=|<<|>>|<=|>=|==|!=|&&|\|\||[-+*/%&|^!=<>]=|\#\#|\.\.\.|[^\s\w])
+    """,
+    re.VERBOSE | re.DOTALL,
+)
+
+# After these tokens an identifier is not a variable: a member, a tag, a label.
+_NOT_A_VARIABLE_AFTER = {".", "->", "struct", "union", "enum", "goto"}
+
+
+@dataclass(frozen=True)
+class Token:
+    kind: str
+    text: str
+    start: int
+    end: int
+
+
+def tokenize(text: str) -> list[Token]:
+    tokens = []
+    pos = 0
+    while pos < len(text):
+        m = _TOKEN.match(text, pos)
+        if not m:  # a stray character (e.g. a backslash): keep it as punctuation
+            tokens.append(Token("punct", text[pos], pos, pos + 1))
+            pos += 1
+            continue
+        kind = m.lastgroup
+        if kind not in ("ws", "comment"):
+            tokens.append(Token(kind, m.group(), m.start(), m.end()))
+        pos = m.end()
+    return tokens
+
+
+def identifiers_used(text: str) -> set[str]:
+    """Identifiers in text that may name variables (not members, tags or labels)."""
+    return {t.text for t in _variable_tokens(tokenize(text))}
+
+
+def _variable_tokens(tokens: list[Token]):
+    previous = None
+    for i, tok in enumerate(tokens):
+        if tok.kind == "ident" and (previous is None or previous.text not in _NOT_A_VARIABLE_AFTER):
+            following = tokens[i + 1].text if i + 1 < len(tokens) else ""
+            # `name:` at statement start is a label, except in `a ? b : c`
+            if not (following == ":" and previous is not None and previous.text in (";", "{", "}")):
+                yield tok
+        previous = tok
+
+
+def rename_identifiers(text: str, mapping: dict[str, str]) -> str:
+    """Replaces each variable-position identifier found in mapping by its replacement text."""
+    if not mapping:
+        return text
+    out = []
+    pos = 0
+    for tok in _variable_tokens(tokenize(text)):
+        replacement = mapping.get(tok.text)
+        if replacement is not None:
+            out.append(text[pos : tok.start])
+            out.append(replacement)
+            pos = tok.end
+    out.append(text[pos:])
+    return "".join(out)
+
+
+def skip_to_semicolon(data: bytes, offset: int) -> int:
+    """Offset just past the `;` that ends a statement whose expression ends at offset."""
+    i = offset
+    while i < len(data) and data[i : i + 1].isspace():
+        i += 1
+    if data[i : i + 1] == b";":
+        return i + 1
+    return offset
+
+
+_PAREN_AROUND_NAME = re.compile(r"(?<![\w\])])\(((?:[A-Za-z_]\w*)(?:(?:\.|->)[A-Za-z_]\w*)*)\)")
+
+
+def normalize(expr: str) -> str:
+    """An expression's text without spaces or redundant parentheses, for comparisons:
+    `&(m)`, `( & m )` and `&m` all give `&m`."""
+    text = "".join(t.text for t in tokenize(expr))
+    while True:
+        while text.startswith("(") and text.endswith(")") and _balanced(text[1:-1]):
+            text = text[1:-1]
+        if text.startswith("&(") and text.endswith(")") and _balanced(text[2:-1]):
+            text = "&" + text[2:-1]
+            continue
+        simpler = _PAREN_AROUND_NAME.sub(r"\1", text)
+        if simpler == text:
+            return text
+        text = simpler
+
+
+def _balanced(text: str) -> bool:
+    depth = 0
+    for ch in text:
+        depth += {"(": 1, ")": -1}.get(ch, 0)
+        if depth < 0:
+            return False
+    return depth == 0
+
+
+def pretty(expr: str) -> str:
+    """Re-spaces an expression's tokens compactly, keeping apart tokens that would merge."""
+    out = []
+    previous = None
+    for tok in tokenize(expr):
+        if previous is not None:
+            words = previous.kind in ("ident", "number") and tok.kind in ("ident", "number")
+            merge = previous.kind == "punct" and tok.kind == "punct" and previous.text not in "()[]" \
+                and tok.text not in "()[]," and len(previous.text + tok.text) <= 3
+            if words or merge:
+                out.append(" ")
+        out.append(tok.text)
+        previous = tok
+    text = "".join(out)
+    while (simpler := _PAREN_AROUND_NAME.sub(r"\1", text)) != text:
+        text = simpler
+    while text.startswith("&(") and text.endswith(")") and "(" not in text[2:-1]:
+        text = "&" + text[2:-1]
+    return text

@@ -1,0 +1,206 @@
+"""Recognising lock and unlock statements in the shapes real code writes them.
+
+A statement is read from its source text (so macro invocations are seen as written):
+    pthread_mutex_lock(&m);                      direct call
+    LOCK(m);  mutex_lock(&m);                    lock macros, expanded here from their #define
+    {pthread_mutex_lock(&(tbl->locks[i]));}      braces left by macro expansion
+    do { pthread_mutex_lock(&m); } while (0);
+    (void)pthread_mutex_unlock(&m);
+    if (pthread_mutex_lock(&m) != 0) abort();    checked result with a no-return failure path
+    item_lock(hv);                               wrapper functions (body only locks an expression)
+"""
+
+from dataclasses import dataclass, field
+
+from rclify.ctokens import Token, normalize, pretty, tokenize
+
+PTHREAD_OPS = {
+    "pthread_mutex_lock": "lock",
+    "pthread_mutex_unlock": "unlock",
+    "pthread_mutex_trylock": "trylock",
+}
+# A checked lock call is accepted when its failure branch cannot fall through.
+NORETURN = {"abort", "exit", "_exit", "_Exit", "__builtin_trap", "__builtin_unreachable", "assert",
+            "__assert_fail", "err", "errx", "pthread_exit"}
+_MAX_EXPANSION_DEPTH = 8
+
+
+@dataclass(frozen=True)
+class Macro:
+    name: str
+    params: tuple[str, ...]
+    body: str
+
+
+@dataclass(frozen=True)
+class Wrapper:
+    """A function whose body does nothing but lock, unlock or trylock one expression."""
+
+    name: str
+    kind: str
+    params: tuple[str, ...]
+    param_types: tuple[str, ...]  # type spellings, for the accessor's prototype
+    expr: str  # the pthread_mutex_t * expression, in terms of params and file-scope names
+    file: str
+    is_static: bool
+    end_offset: int  # where the definition ends (the accessor is emitted there)
+
+    @property
+    def accessor(self) -> str:
+        return f"rclify_mutex_of_{self.name}"
+
+
+@dataclass(frozen=True)
+class LockOp:
+    kind: str  # lock | unlock | trylock
+    mutex: str  # a pthread_mutex_t * expression valid where the statement stands
+    key: str  # identity of the lock, for pairing a lock with its unlock
+    via: str = ""  # macro or wrapper the call was reached through
+    checked: bool = False  # result tested, failure path does not return
+    wrapper: Wrapper | None = None
+
+
+@dataclass
+class Vocabulary:
+    """What counts as a lock operation: pthread calls, plus the program's macros and wrappers."""
+
+    macros: dict[str, Macro] = field(default_factory=dict)
+    wrappers: dict[str, Wrapper] = field(default_factory=dict)
+
+    def names(self) -> set[str]:
+        return set(PTHREAD_OPS) | set(self.macros) | set(self.wrappers)
+
+    def add_macro(self, name: str, params: tuple[str, ...], body: str) -> bool:
+        """Keeps a #define only if its body uses a known lock operation; says if it was kept."""
+        if name not in self.macros and any(t.text in self.names() for t in tokenize(body) if t.kind == "ident"):
+            self.macros[name] = Macro(name, params, body)
+            return True
+        return False
+
+
+def _matching(tokens: list[Token], open_index: int) -> int:
+    """Index of the bracket closing the one at open_index, or -1."""
+    pairs = {"(": ")", "{": "}", "[": "]"}
+    opener = tokens[open_index].text
+    closer = pairs[opener]
+    depth = 0
+    for i in range(open_index, len(tokens)):
+        if tokens[i].text == opener:
+            depth += 1
+        elif tokens[i].text == closer:
+            depth -= 1
+            if depth == 0:
+                return i
+    return -1
+
+
+def _split_args(tokens: list[Token], text: str) -> list[str]:
+    """Arguments of a call whose tokens are NAME ( ... ), as source text."""
+    args, depth, start = [], 0, tokens[1].end
+    for tok in tokens[2:-1]:
+        if tok.text in "([{":
+            depth += 1
+        elif tok.text in ")]}":
+            depth -= 1
+        elif tok.text == "," and depth == 0:
+            args.append(text[start : tok.start].strip())
+            start = tok.end
+    last = text[start : tokens[-1].start].strip()
+    if last or args:
+        args.append(last)
+    return args
+
+
+def substitute(body: str, params: tuple[str, ...], args: list[str]) -> str | None:
+    """Replaces macro/wrapper parameters by (argument) text; None when it cannot (# or ##)."""
+    if len(params) != len(args):
+        return None
+    mapping = dict(zip(params, args))
+    out, pos = [], 0
+    for tok in tokenize(body):
+        if tok.text in ("#", "##"):
+            return None
+        if tok.kind == "ident" and tok.text in mapping:
+            out.append(body[pos : tok.start] + f"({mapping[tok.text]})")
+            pos = tok.end
+    out.append(body[pos:])
+    return "".join(out)
+
+
+def classify(text: str, vocab: Vocabulary, depth: int = 0) -> LockOp | None:
+    """The lock operation a statement's text performs, or None if it is not one."""
+    if depth > _MAX_EXPANSION_DEPTH:
+        return None
+    tokens = tokenize(text)
+    while tokens and tokens[-1].text == ";":
+        tokens.pop()
+    if not tokens:
+        return None
+    first = tokens[0].text
+    if first == "{" and _matching(tokens, 0) == len(tokens) - 1:
+        return classify(text[tokens[0].end : tokens[-1].start], vocab, depth + 1)
+    if first == "do" and len(tokens) > 6 and tokens[1].text == "{":
+        close = _matching(tokens, 1)
+        tail = [t.text for t in tokens[close + 1 :]]
+        if tail in (["while", "(", "0", ")"], ["while", "(", "false", ")"]):
+            return classify(text[tokens[2].start : tokens[close].start], vocab, depth + 1)
+        return None
+    if first == "(" and len(tokens) > 3 and tokens[1].text == "void" and tokens[2].text == ")":
+        return classify(text[tokens[3].start : tokens[-1].end], vocab, depth + 1)
+    if first == "if" and len(tokens) > 3 and tokens[1].text == "(":
+        return _classify_checked(tokens, text, vocab, depth)
+    return _classify_call(tokens, text, vocab, depth)
+
+
+def _classify_call(tokens: list[Token], text: str, vocab: Vocabulary, depth: int) -> LockOp | None:
+    if tokens[0].kind != "ident":
+        return None
+    name = tokens[0].text
+    if name not in vocab.names():
+        return None
+    macro = vocab.macros.get(name)
+    if macro is not None and not macro.params and len(tokens) == 1:
+        return _expanded(macro, [], vocab, depth)  # object-like: LOCK_STATS;
+    if len(tokens) < 3 or tokens[1].text != "(" or _matching(tokens, 1) != len(tokens) - 1:
+        return None
+    args = _split_args(tokens, text)
+    if name in PTHREAD_OPS:
+        if len(args) != 1:
+            return None
+        return LockOp(PTHREAD_OPS[name], args[0], normalize(args[0]))
+    if macro is not None:
+        return _expanded(macro, args, vocab, depth)
+    wrapper = vocab.wrappers[name]
+    expr = substitute(wrapper.expr, wrapper.params, args)
+    if expr is None:
+        return None
+    call = f"{wrapper.accessor}({', '.join(args)})"
+    return LockOp(wrapper.kind, call, normalize(expr), via=name, wrapper=wrapper)
+
+
+def _expanded(macro: Macro, args: list[str], vocab: Vocabulary, depth: int) -> LockOp | None:
+    body = substitute(macro.body, macro.params, args) if macro.params else macro.body
+    if body is None:
+        return None
+    op = classify(body, vocab, depth + 1)
+    if op is None:
+        return None
+    return LockOp(op.kind, pretty(op.mutex), op.key, via=macro.name, checked=op.checked, wrapper=op.wrapper)
+
+
+def _classify_checked(tokens: list[Token], text: str, vocab: Vocabulary, depth: int) -> LockOp | None:
+    """if (LOCKCALL [op literal]) NORETURN-STATEMENT  (no else)."""
+    close = _matching(tokens, 1)
+    if close < 0 or any(t.text == "else" for t in tokens[close + 1 :]):
+        return None
+    cond = tokens[2:close]
+    if cond and cond[0].text == "!":
+        cond = cond[1:]
+    if len(cond) >= 2 and cond[-2].text in ("!=", "==", "<", ">") and cond[-1].kind in ("number", "ident"):
+        cond = cond[:-2]
+    if not cond or not any(t.text in NORETURN for t in tokens[close + 1 :]):
+        return None
+    op = classify(text[cond[0].start : cond[-1].end], vocab, depth + 1)
+    if op is None or op.kind == "trylock":
+        return None
+    return LockOp(op.kind, op.mutex, op.key, op.via, True, op.wrapper)
