@@ -1,11 +1,65 @@
-"""rclify assign (not built yet)."""
+"""rclify assign: choose posix or RCL, and an RCL server, for each lock from a profile."""
 
-from rclify.errors import RclifyError
+from pathlib import Path
+
+from rclify import assign, profile
+from rclify.errors import UsageError
 
 
 def add_parser(sub):
-    return sub.add_parser("assign", help="(not implemented yet)")
+    p = sub.add_parser(
+        "assign",
+        help="choose posix / rcl and RCL servers per lock from a profile; update lock_config.h",
+        description="Reads profile.json (rclify profile, or a run with RCLIFY_LOCKS='*=profile') and "
+        "updates the algorithm, server and rationale of each profiled lock in lock_config.h, keeping "
+        "hand edits.  Thresholds are fractions of all threads' time in a lock's critical sections.",
+    )
+    p.add_argument("profile", type=Path, help="profile.json")
+    p.add_argument("--config", type=Path, help="lock_config.h to update (default: ./lock_config.h if present)")
+    p.add_argument("--lower", type=float, default=assign.DEFAULT_LOWER, help="below: posix (default 0.15)")
+    p.add_argument("--upper", type=float, default=assign.DEFAULT_UPPER, help="above: RCL best of all (default 0.60)")
+    p.add_argument("--max-servers", type=int, default=None, help="RCL servers at most (default: CPUs - 1, at least 1)")
+    p.add_argument("--force", action="store_true", help="override hand edits of algorithm/server too")
+    p.add_argument("--dry-run", action="store_true", help="show the decisions, write nothing")
+    return p
 
 
 def run(args) -> int:
-    raise RclifyError("'rclify assign' is not implemented yet")
+    assign.check_thresholds(args.lower, args.upper)
+    prof = profile.load(args.profile)
+    config = args.config
+    if config is None and Path("lock_config.h").exists():
+        config = Path("lock_config.h")
+    if config is not None and not config.exists():
+        raise UsageError(f"{config}: no such lock configuration (run `rclify transform` first)")
+    from rclify import lock_config
+
+    config_ids = [e.lock_id for e in lock_config.read(config)] if config else None
+    decisions, matching = assign.decide(prof, config_ids, args.lower, args.upper, args.max_servers)
+
+    if prof.get("partial"):
+        print(f"note: {args.profile} is a partial profile ({prof.get('partial_reason')}): figures cover part of the run")
+    width = max([len(d.lock_id) for d in decisions] + [4])
+    for d in decisions:
+        print(f"  {d.lock_id:<{width}}  {d.pct:6.1f}%  {d.verdict.heat:<4}  -> {d.choice}"
+              + (f"  (hand edit kept: {d.kept_edit})" if d.kept_edit else ""))
+    if matching.unmatched or matching.ambiguous:
+        left = matching.unmatched + matching.ambiguous
+        print(f"not matched to {config}: {len(left)} profiled lock(s): {assign._few(left, 6)}")
+        print("  (preload profiles match lock_config.h ids by variable name; for exact ids profile the "
+              "transformed program with RCLIFY_LOCKS='*=profile')")
+    if config is None:
+        print("no lock_config.h given (--config) or found here: nothing written")
+        return 0
+    if args.dry_run:
+        print(f"dry run: {config} not changed")
+        return 0
+    entries = assign.write_config(config, decisions, force=args.force)
+    for d in decisions:  # kept edits are only known once the entries were read
+        if d.kept_edit:
+            print(f"  {d.lock_id}: kept your edit ({d.kept_edit}); assign would choose {d.choice} (--force to apply)")
+    unseen = sorted({e.lock_id for e in entries} - {d.lock_id for d in decisions})
+    if unseen:
+        print(f"not in the profile (never taken during the run?), left as they are: {assign._few(unseen, 6)}")
+    print(f"wrote {config}")
+    return 0

@@ -1,0 +1,305 @@
+"""Choosing an algorithm and an RCL server per lock from a profile (paper §5.4.1 and §5.4.5).
+
+Per lock, the share of all threads' time spent in its critical sections, acquisition included
+(cs_time_pct), is compared with two thresholds measured on the paper's microbenchmark:
+  below `lower` (15%)           cold: POSIX locks do not collapse       -> posix
+  from `lower` to `upper` (60%) warm: POSIX collapses, RCL may help, other
+                                algorithms might help as much          -> rcl
+  `upper` and above             hot: RCL expected to beat every other  -> rcl
+RCL locks are then placed on servers.  Locks taken inside one another share a server (one
+connected group); independent groups are spread over the servers, heaviest first onto the least
+loaded one, so that one server does not serialise independent sections (false serialisation).
+There are never more servers than groups, nor than max_servers (default: CPUs - 1, at least 1).
+"""
+
+import os
+import re
+from dataclasses import dataclass, field
+
+from rclify import lock_config
+from rclify.errors import UsageError
+from rclify.lock_config import LockEntry
+
+DEFAULT_LOWER, DEFAULT_UPPER = 0.15, 0.60
+
+
+@dataclass
+class Verdict:
+    algorithm: str  # posix | rcl
+    heat: str  # cold | warm | hot
+    why: str
+
+
+@dataclass
+class Decision:
+    lock_id: str  # lock_config.h id (or the profile's id when there is no configuration)
+    profile_ids: list[str]
+    pct: float
+    verdict: Verdict
+    figures: str
+    server: int | None = None
+    server_note: str = ""
+    kept_edit: str | None = None  # the hand edit kept instead of the choice
+
+    @property
+    def choice(self) -> str:
+        return f"rcl on server {self.server}" if self.verdict.algorithm == "rcl" else "posix"
+
+    @property
+    def rationale(self) -> str:
+        text = f"{self.figures}; {self.verdict.why}"
+        if self.server_note:
+            text += f"; {self.server_note}"
+        if self.kept_edit:
+            text += f"; hand edit kept ({self.kept_edit})"
+        return f"{text} -> {self.choice}"
+
+
+def check_thresholds(lower: float, upper: float) -> None:
+    if not (0.0 <= lower <= upper <= 1.0):
+        raise UsageError(
+            f"thresholds out of range: need 0 <= lower <= upper <= 1 (fractions of thread time), "
+            f"got --lower {lower} --upper {upper}"
+        )
+
+
+def default_max_servers() -> int:
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cpus = os.cpu_count() or 1
+    return max(1, cpus - 1)
+
+
+def classify(pct: float, lower: float = DEFAULT_LOWER, upper: float = DEFAULT_UPPER) -> Verdict:
+    """pct: percent of thread time in the lock's critical sections (acquisition included)."""
+    share = pct / 100.0
+    lo, up = f"{lower * 100:g}%", f"{upper * 100:g}%"
+    if share < lower:
+        return Verdict("posix", "cold", f"below the lower threshold {lo}: cold")
+    if share < upper:
+        return Verdict("rcl", "warm", f">= {lo}, < {up}: warm, POSIX collapses here, RCL may help")
+    return Verdict("rcl", "hot", f">= the upper threshold {up}: hot, RCL expected to beat other locks")
+
+
+def figures(lock: dict) -> str:
+    acq = lock["acquisitions"]
+    contended = 100.0 * lock["contended"] / acq if acq else 0.0
+    text = (
+        f"{lock['cs_time_pct']:.1f}% of thread time in critical sections "
+        f"(wait {lock['wait_ns'] / 1e6:.1f} ms, hold {lock['hold_ns'] / 1e6:.1f} ms), "
+        f"{acq} acquisitions, {contended:.1f}% contended"
+    )
+    misses = lock.get("cache_misses_per_cs")
+    if misses:
+        text += ", " + ", ".join(f"{v:g} {k} misses/CS" for k, v in misses.items())
+    return text
+
+
+# ---- profile ids -> lock_config.h ids -------------------------------------------------------
+
+
+def _name_part(lock_id: str) -> str:
+    """items.c:cache_lock -> cache_lock; thread.c:&item_locks[i] -> item_locks."""
+    name = lock_id.rpartition(":")[2]
+    return _base_name(name)
+
+
+def _base_name(expression: str) -> str:
+    expr = expression.strip().lstrip("&*(").strip()
+    expr = re.sub(r"\[.*?\]", "", expr)
+    idents = re.findall(r"[A-Za-z_]\w*", expr)
+    return idents[-1] if idents else expr
+
+
+def _file_part(lock_id: str) -> str:
+    head, sep, _ = lock_id.rpartition(":")
+    return os.path.basename(head) if sep else ""
+
+
+@dataclass
+class Matching:
+    to_config: dict[str, str] = field(default_factory=dict)  # profile id -> config id
+    unmatched: list[str] = field(default_factory=list)  # profile ids without a config entry
+    ambiguous: list[str] = field(default_factory=list)
+
+
+def match_ids(profile: dict, config_ids: list[str]) -> Matching:
+    """Runtime profiles carry config ids; preload profiles are matched by variable name."""
+    result = Matching()
+    known = set(config_ids)
+    runtime = profile.get("source") == "runtime"
+    for lock in profile["locks"]:
+        pid = lock["id"]
+        if pid in known:
+            result.to_config[pid] = pid
+            continue
+        if runtime:
+            result.unmatched.append(pid)
+            continue
+        names = set()
+        if lock.get("symbol"):
+            names.add(lock["symbol"])
+        if lock.get("expression"):
+            names.add(_base_name(lock["expression"]))
+        site_file = _file_part(lock.get("site") or lock["id"])
+        candidates = [c for c in config_ids if _name_part(c) in names]
+        if len(candidates) > 1 and site_file:
+            candidates = [c for c in candidates if _file_part(c) == site_file] or candidates
+        if len(candidates) == 1:
+            result.to_config[pid] = candidates[0]
+        elif candidates:
+            result.ambiguous.append(f"{pid} (could be {', '.join(candidates[:3])})")
+        else:
+            result.unmatched.append(pid)
+    return result
+
+
+def _few(items: list[str], n: int = 4) -> str:
+    more = f" and {len(items) - n} more" if len(items) > n else ""
+    return ", ".join(items[:n]) + more
+
+
+# ---- the decisions ----------------------------------------------------------------------------
+
+
+def _merged(locks: list[dict]) -> dict:
+    """Several profile locks that are one configured lock (e.g. matched by name): summed."""
+    if len(locks) == 1:
+        return locks[0]
+    out = {k: sum(l[k] for l in locks) for k in ("acquisitions", "contended", "wait_ns", "hold_ns", "cs_time_pct")}
+    out["cache_misses_per_cs"] = None
+    out["nested_in"] = sorted({n for l in locks for n in l.get("nested_in", [])})
+    return out
+
+
+def decide(
+    profile: dict,
+    config_ids: list[str] | None,
+    lower: float = DEFAULT_LOWER,
+    upper: float = DEFAULT_UPPER,
+    max_servers: int | None = None,
+) -> tuple[list[Decision], Matching]:
+    """Decisions for the configured locks the profile saw (every profile lock when config_ids is None)."""
+    check_thresholds(lower, upper)
+    if max_servers is None:
+        max_servers = default_max_servers()
+    if not 1 <= max_servers <= 64:
+        raise UsageError(f"--max-servers must be between 1 and 64 (RCL_MAX_SERVERS), got {max_servers}")
+    if config_ids is None:
+        matching = Matching({l["id"]: l["id"] for l in profile["locks"]})
+    else:
+        matching = match_ids(profile, config_ids)
+        if not matching.to_config or (profile.get("source") == "runtime" and matching.unmatched):
+            missing = matching.unmatched + matching.ambiguous
+            raise UsageError(
+                f"{profile.get('path', 'the profile')}: {len(missing)} of its locks are not in the lock "
+                f"configuration ({_few(missing)}); is it a profile of another program, or of an older build?"
+            )
+
+    by_config: dict[str, list[dict]] = {}
+    for lock in profile["locks"]:
+        cid = matching.to_config.get(lock["id"])
+        if cid:
+            by_config.setdefault(cid, []).append(lock)
+
+    decisions = []
+    for cid, locks in by_config.items():
+        lock = _merged(locks)
+        verdict = classify(lock["cs_time_pct"], lower, upper)
+        decisions.append(Decision(cid, [l["id"] for l in locks], lock["cs_time_pct"], verdict, figures(lock)))
+    nested = {
+        cid: {matching.to_config[n] for l in locks for n in l.get("nested_in", []) if n in matching.to_config}
+        for cid, locks in by_config.items()
+    }
+    _place_on_servers([d for d in decisions if d.verdict.algorithm == "rcl"], nested, max_servers)
+    decisions.sort(key=lambda d: (-d.pct, d.lock_id))
+    return decisions, matching
+
+
+def _place_on_servers(rcl: list[Decision], nested: dict[str, set[str]], max_servers: int) -> None:
+    # groups of locks taken inside one another (union-find over nesting edges)
+    parent = {d.lock_id: d.lock_id for d in rcl}
+
+    def root(x):
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    for d in rcl:
+        for outer in nested.get(d.lock_id, ()):
+            if outer in parent:
+                parent[root(outer)] = root(d.lock_id)
+    groups: dict[str, list[Decision]] = {}
+    for d in rcl:
+        groups.setdefault(root(d.lock_id), []).append(d)
+    ordered = sorted(groups.values(), key=lambda g: (-sum(d.pct for d in g), min(d.lock_id for d in g)))
+    n_servers = min(max_servers, len(ordered))
+    load = [0.0] * n_servers
+    members: list[list[Decision]] = [[] for _ in range(n_servers)]
+    for group in ordered:
+        server = min(range(n_servers), key=lambda s: (load[s], s))
+        load[server] += sum(d.pct for d in group)
+        members[server].extend(group)
+        for d in group:
+            d.server = server
+    for server, locks in enumerate(members):
+        for d in locks:
+            partners = [o.lock_id for o in locks if o is not d]
+            together = [o for o in partners if o in nested.get(d.lock_id, set()) or d.lock_id in nested.get(o, set())]
+            if not partners:
+                d.server_note = f"alone on server {server} of {n_servers}"
+            elif together and len(together) == len(partners):
+                d.server_note = f"nested with {_few(together, 3)}: same server"
+            else:
+                d.server_note = (
+                    f"shares server {server} with {_few(partners, 3)} (server {server} load {load[server]:.1f}%; "
+                    f"max-servers {max_servers} < {len(ordered)} independent groups)"
+                    if len(ordered) > max_servers
+                    else f"shares server {server} with {_few(partners, 3)}"
+                )
+
+
+# ---- lock_config.h ------------------------------------------------------------------------------
+
+_PREVIOUS = re.compile(r"-> (?P<alg>\w+)(?: on server (?P<server>\d+))?$")
+
+
+def _hand_edit(entry: LockEntry) -> str | None:
+    """What the user set by hand since the last assign (None: nothing), read off its rationale."""
+    previous = _PREVIOUS.search(entry.rationale or "")
+    if previous is None:
+        if entry.rationale or (entry.algorithm == "posix" and entry.server == 0):
+            return None
+    else:
+        alg, server = previous.group("alg"), previous.group("server")
+        if entry.algorithm == alg and (alg != "rcl" or server is None or entry.server == int(server)):
+            return None
+    return f"{entry.algorithm} on server {entry.server}" if entry.algorithm == "rcl" else entry.algorithm
+
+
+def apply(decisions: list[Decision], entries: list[LockEntry], force: bool = False) -> list[LockEntry]:
+    """Entries with what assign owns updated (algorithm, RCL server, rationale); the rest kept."""
+    by_id = {d.lock_id: d for d in decisions}
+    updated = []
+    for entry in entries:
+        d = by_id.get(entry.lock_id)
+        if d:
+            edit = None if force else _hand_edit(entry)
+            if edit:
+                d.kept_edit = edit
+            else:
+                entry.algorithm = d.verdict.algorithm
+                if d.server is not None:
+                    entry.server = d.server
+            entry.rationale = d.rationale
+        updated.append(entry)
+    return updated
+
+
+def write_config(path, decisions: list[Decision], force: bool = False) -> list[LockEntry]:
+    entries = lock_config.read(path)
+    entries = apply(decisions, entries, force)
+    lock_config.write(path, entries)
+    return entries
