@@ -101,6 +101,7 @@ int main(int argc, char **argv)
     t_init(argc, argv, "liveness");
     if (t_is_child(argc, argv)) {
         scenario(RCL_ALG_RCL, argv[2]);
+        rcl_stats_print(2); /* its server table says which mode the server ran in */
         return t_done();
     }
     scenario(RCL_ALG_POSIX, "default settings");
@@ -109,17 +110,24 @@ int main(int argc, char **argv)
     static const struct {
         const char *mode;
         const char *env[4];
+        int degraded;
     } children[] = {
-        { "RCLIFY_FIFO=1", { "RCLIFY_FIFO=1", "RCLIFY_NO_FIFO", NULL } },
-        { "RCLIFY_FIFO=1 RCLIFY_NO_FIFO=1 (degraded)", { "RCLIFY_FIFO=1", "RCLIFY_NO_FIFO=1", NULL } },
-        { "RCLIFY_NO_FIFO=1 (degraded)", { "RCLIFY_FIFO", "RCLIFY_NO_FIFO=1", NULL } },
+        { "RCLIFY_FIFO=1", { "RCLIFY_FIFO=1", "RCLIFY_NO_FIFO", NULL }, 0 },
+        { "RCLIFY_FIFO=1 RCLIFY_NO_FIFO=1 (degraded)", { "RCLIFY_FIFO=1", "RCLIFY_NO_FIFO=1", NULL }, 1 },
+        { "RCLIFY_NO_FIFO=1 (degraded)", { "RCLIFY_FIFO", "RCLIFY_NO_FIFO=1", NULL }, 1 },
     };
     for (size_t i = 0; i < sizeof children / sizeof children[0]; i++) {
         struct t_child c;
         int rc = t_run_child("--child", children[i].mode, children[i].env, 30, &c);
         CHECK(rc == 0, "child with %s exited %d%s:\n%s", children[i].mode, rc, c.timed_out ? " (timed out: no liveness)" : "",
               c.err);
-        OK("child with %s: completed in %.2f s", children[i].mode, c.seconds);
+        /* The server table's mode column: "fifo" or "degr". */
+        int fifo = strstr(c.err, " fifo ") != NULL, degr = strstr(c.err, " degr ") != NULL;
+        CHECK(fifo || degr, "no server mode in the statistics:\n%s", c.err);
+        if (children[i].degraded)
+            CHECK(!fifo, "%s: a server ran in fifo mode:\n%s", children[i].mode, c.err);
+        OK("child with %s: completed in %.2f s, server mode %s%s", children[i].mode, c.seconds, fifo ? "fifo" : "degraded",
+           !children[i].degraded && !fifo ? " (SCHED_FIFO not permitted here)" : "");
     }
     return t_done();
 }

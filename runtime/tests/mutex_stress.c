@@ -196,7 +196,7 @@ static void stress(rcl_mutex_t *m, enum form form, const char *what)
 {
     static struct shared s;
     memset(&s, 0, sizeof s);
-    int iters = form == F_EXECUTE_LARGE ? ITERS(1500) : ITERS(4000);
+    int iters = form == F_EXECUTE_LARGE ? ITERS(4000) : ITERS(10000);
     struct run r = { m, &s, form, iters, 0 };
     uint64_t t0 = t_now_ns();
     t_run_threads(NTHREADS, worker, &r);
