@@ -6,6 +6,7 @@
  *   - broadcast wakes all N waiters (half waiting in extracted sections, half in hybrid ones);
  *   - timedwait: times out with ETIMEDOUT after the deadline (realtime and monotonic clocks) and
  *     returns holding the lock; returns 0 well before the deadline when signalled;
+ *   - timedwait with a deadline already past: ETIMEDOUT at once; with tv_nsec out of range: EINVAL;
  *   - a barrier built from a mutex and a condvar, extracted and hybrid.
  */
 #include "test_util.h"
@@ -280,6 +281,44 @@ static void timedwait(const char *alg, int extracted, clockid_t clock)
     pthread_condattr_destroy(&attr);
 }
 
+/* A deadline already past: ETIMEDOUT at once; a malformed one: EINVAL (as pthread). */
+struct odd_deadline {
+    rcl_cond_t cond;
+    int past_rc, bad_rc;
+    double past_ms;
+};
+
+static int cs_odd_deadlines(void *p)
+{
+    struct odd_deadline *o = p;
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_sec -= 1;
+    uint64_t t0 = t_now_ns();
+    o->past_rc = rcl_cond_timedwait(&o->cond, cur_lock, &ts);
+    o->past_ms = (double)(t_now_ns() - t0) / 1e6;
+    ts.tv_sec += 10;
+    ts.tv_nsec = 1000000000; /* out of range */
+    o->bad_rc = rcl_cond_timedwait(&o->cond, cur_lock, &ts);
+    return 0;
+}
+
+static void odd_deadlines(const char *alg)
+{
+    struct odd_deadline o;
+    rcl_cond_init(&o.cond, NULL);
+    CHECK_EQ(rcl_execute(cur_lock, cs_odd_deadlines, &o), 0, "section");
+    CHECK_EQ(o.past_rc, ETIMEDOUT, "timedwait with a deadline in the past");
+    CHECK(o.past_ms < 1000, "past deadline took %.1f ms", o.past_ms);
+    CHECK_EQ(o.bad_rc, EINVAL, "timedwait with tv_nsec = 1e9");
+    /* Still held after both: a hybrid section works. */
+    CHECK_EQ(rcl_mutex_lock(cur_lock), 0, "lock after");
+    CHECK_EQ(rcl_mutex_unlock(cur_lock), 0, "unlock after");
+    rcl_cond_destroy(&o.cond);
+    OK("%s: timedwait in a section: past deadline ETIMEDOUT at once (%.2f ms), tv_nsec out of range EINVAL", alg,
+       o.past_ms);
+}
+
 /* ---- barrier ---- */
 
 #define NBAR 4
@@ -360,6 +399,7 @@ int main(int argc, char **argv)
         timedwait(a->name, 1, CLOCK_REALTIME);
         timedwait(a->name, 0, CLOCK_REALTIME);
         timedwait(a->name, 1, CLOCK_MONOTONIC);
+        odd_deadlines(a->name);
         barrier(a->name, 1);
         barrier(a->name, 0);
         barrier(a->name, 2);
