@@ -107,7 +107,9 @@ def run(command: list[str], interval_ms: int = 1000) -> dict:
         wall_ns = time.monotonic_ns() - started
         raws = sorted(Path(tmp).glob("raw.*[0-9]"), key=lambda p: p.stat().st_size, reverse=True)
         own = Path(f"{raw_prefix}.{proc.pid}")
-        chosen = own if own.exists() else (raws[0] if raws else None)
+        chosen = own if own.exists() else None
+        if chosen is None or ("\nlock " not in chosen.read_text(errors="replace") and raws):
+            chosen = raws[0] if raws else None  # e.g. a shell script: the process that took locks
         if chosen is None:
             raise RclifyError(
                 f"{command[0]} left no profile (exit status {_status_text(status)}): it may not use pthreads, "
@@ -152,6 +154,7 @@ class RawLock:
 @dataclass
 class Raw:
     pid: int = 0
+    exe: str = ""
     start_ns: int = 0
     now_ns: int = 0
     cache: str = "unavailable"
@@ -177,6 +180,8 @@ def parse_raw(text: str) -> Raw:
         try:
             if word == "pid":
                 raw.pid = int(rest)
+            elif word == "exe":
+                raw.exe = rest
             elif word == "start_ns":
                 raw.start_ns = int(rest)
             elif word == "now_ns":
@@ -219,7 +224,8 @@ class _Group:
 
 def build_profile(raw: Raw, program: Path, args: list[str], status: int, wall_ns: int) -> dict:
     objects = syms.loaded_objects(raw.maps)
-    main_obj = next((o for o in objects if Path(o.path) == program), None)
+    exe = Path(raw.exe) if raw.exe else program
+    main_obj = next((o for o in objects if Path(o.path) == exe), None)
     groups: dict[str, _Group] = {}
     group_of_rec: dict[int, str] = {}
 
@@ -259,6 +265,7 @@ def build_profile(raw: Raw, program: Path, args: list[str], status: int, wall_ns
         "source": "preload",
         "program": str(program),
         "args": list(args),
+        "profiled_process": raw.exe or str(program),
         "pid": raw.pid,
         "exit_status": _status_text(status),
         "partial": partial_reason is not None,

@@ -378,7 +378,7 @@ static void thread_exit(void *arg)
 /*
  * The file, one item per line:
  *   rclify-prof 1
- *   pid PID / exe PATH / start_ns T / now_ns T
+ *   pid PID / exe PATH / start_ns T / now_ns T   (exe: /proc/self/exe)
  *   cache available | cache unavailable REASON
  *   threads N TOTAL_NS            threads seen and the sum of their lifetimes so far
  *   untracked N                   acquisitions not recorded (tables full)
@@ -431,6 +431,11 @@ static void write_profile(const char *why, int signo, int have_registry)
 
     prof_put(&out, "rclify-prof 1\npid ");
     prof_put_u64(&out, (uint64_t)getpid());
+    char exe[1024];
+    ssize_t exe_len = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    exe[exe_len > 0 ? exe_len : 0] = 0;
+    prof_put(&out, "\nexe ");
+    prof_put(&out, exe);
     prof_put(&out, "\nstart_ns ");
     prof_put_u64(&out, start_ns);
     prof_put(&out, "\nnow_ns ");

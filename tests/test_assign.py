@@ -1,0 +1,150 @@
+"""rclify assign: thresholds, servers, id matching, lock_config.h updates with hand edits kept."""
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from rclify import assign, cli, lock_config, profile
+from rclify.errors import UsageError
+from rclify.lock_config import LockEntry
+
+FIXTURES = Path(__file__).parent / "fixtures" / "profile"
+
+
+def lock(lock_id, pct, nested_in=(), **extra):
+    total = 10**9
+    ns = int(pct / 100 * total)
+    return {"id": lock_id, "acquisitions": 1000, "contended": 100, "wait_ns": ns // 2, "hold_ns": ns - ns // 2,
+            "nested_in": list(nested_in), **extra}
+
+
+def make_profile(tmp_path, locks, source="runtime", name="p.json"):
+    data = {"format": "rclify-profile", "version": 1, "source": source, "program": "/bin/app", "args": [],
+            "threads": 4, "wall_ns": 10**9, "total_thread_ns": 10**9, "partial": False,
+            "cache_counters": "unavailable on this machine (test)", "locks": locks}
+    path = tmp_path / name
+    path.write_text(json.dumps(data))
+    return path
+
+
+def choices(decisions):
+    return {d.lock_id: (d.verdict.algorithm, d.server) for d in decisions}
+
+
+# two independent hot locks, a nested pair (hot outer, warm inner), two cold locks
+LOCKS = [lock("a.c:hot1", 70), lock("a.c:hot2", 65), lock("a.c:outer", 30), lock("a.c:inner", 20, ["a.c:outer"]),
+         lock("a.c:cold1", 2), lock("a.c:cold2", 0.1, ["a.c:outer"])]
+
+
+def test_thresholds_and_servers(tmp_path):
+    prof = profile.load(make_profile(tmp_path, LOCKS))
+    decisions, _ = assign.decide(prof, None, max_servers=3)
+    got = choices(decisions)
+    assert got["a.c:cold1"] == ("posix", None) and got["a.c:cold2"] == ("posix", None)
+    assert {got[k][0] for k in ("a.c:hot1", "a.c:hot2", "a.c:outer", "a.c:inner")} == {"rcl"}
+    assert got["a.c:outer"][1] == got["a.c:inner"][1]  # nested pair: one server
+    assert len({got["a.c:hot1"][1], got["a.c:hot2"][1], got["a.c:outer"][1]}) == 3
+    heat = {d.lock_id: d.verdict.heat for d in decisions}
+    assert heat["a.c:hot1"] == "hot" and heat["a.c:outer"] == "warm" and heat["a.c:cold1"] == "cold"
+
+
+def test_never_more_servers_than_useful_or_allowed(tmp_path):
+    prof = profile.load(make_profile(tmp_path, LOCKS))
+    servers = {d.server for d in assign.decide(prof, None, max_servers=8)[0] if d.server is not None}
+    assert servers == {0, 1, 2}  # three independent groups: three servers, not eight
+    two, _ = assign.decide(prof, None, max_servers=2)
+    got = choices(two)
+    assert {s for _, s in got.values() if s is not None} == {0, 1}
+    assert got["a.c:hot1"][1] != got["a.c:hot2"][1]  # the two heaviest independent locks apart
+    assert got["a.c:outer"][1] == got["a.c:inner"][1]
+    one, _ = assign.decide(prof, None, max_servers=1)
+    assert {d.server for d in one if d.server is not None} == {0}
+    assert assign.default_max_servers() >= 1
+
+
+@pytest.mark.parametrize("lower,upper", [(-0.1, 0.6), (0.7, 0.6), (0.15, 1.5)])
+def test_thresholds_out_of_range(tmp_path, capsys, lower, upper):
+    path = make_profile(tmp_path, LOCKS)
+    assert cli.main(["assign", str(path), "--lower", str(lower), "--upper", str(upper)]) == 2
+    assert "thresholds out of range" in capsys.readouterr().err
+    with pytest.raises(UsageError, match="0 <= lower <= upper <= 1"):
+        assign.check_thresholds(lower, upper)
+
+
+def test_profile_of_another_program_is_refused_with_examples(tmp_path, capsys):
+    path = make_profile(tmp_path, LOCKS)
+    config = tmp_path / "lock_config.h"
+    lock_config.write(config, [LockEntry("b.c:x"), LockEntry("a.c:hot1")])
+    assert cli.main(["assign", str(path), "--config", str(config)]) == 2
+    err = capsys.readouterr().err
+    assert "5 of its locks are not in the lock configuration" in err and "a.c:hot2" in err
+    assert err.count("\n") == 1
+
+
+def test_config_updated_hand_edits_kept(tmp_path, capsys):
+    path = make_profile(tmp_path, LOCKS)
+    config = tmp_path / "lock_config.h"
+    ids = [l["id"] for l in LOCKS] + ["a.c:never_used"]
+    lock_config.write(config, [LockEntry(i, description="from transform") for i in ids])
+    assert cli.main(["assign", str(path), "--config", str(config), "--max-servers", "3"]) == 0
+    entries = {e.lock_id: e for e in lock_config.read(config)}
+    assert entries["a.c:hot1"].algorithm == "rcl" and entries["a.c:cold1"].algorithm == "posix"
+    assert "70.0% of thread time" in entries["a.c:hot1"].rationale
+    assert entries["a.c:hot1"].description == "from transform"
+    assert entries["a.c:never_used"].rationale == ""
+    # the user moves hot2 to posix and pins hot1's cpu; a new assign keeps both edits
+    text = config.read_text().replace('"a.c:hot2", RCL_ALG_RCL', '"a.c:hot2", RCL_ALG_POSIX')
+    hot1 = entries["a.c:hot1"]
+    text = text.replace(f'"a.c:hot1", RCL_ALG_RCL, {hot1.server}, -1', f'"a.c:hot1", RCL_ALG_RCL, {hot1.server}, 3')
+    config.write_text(text)
+    assert cli.main(["assign", str(path), "--config", str(config), "--max-servers", "3"]) == 0
+    assert "kept your edit (posix)" in capsys.readouterr().out
+    entries = {e.lock_id: e for e in lock_config.read(config)}
+    assert entries["a.c:hot2"].algorithm == "posix" and "hand edit kept" in entries["a.c:hot2"].rationale
+    assert entries["a.c:hot1"].cpu == 3
+    assert cli.main(["assign", str(path), "--config", str(config), "--force"]) == 0
+    assert {e.lock_id: e for e in lock_config.read(config)}["a.c:hot2"].algorithm == "rcl"
+
+
+def test_preload_ids_matched_by_variable_name(tmp_path, capsys):
+    locks = [lock("x.c:hot_lock", 70, symbol="hot_lock"), lock("x.c:41", 1, expression="&table->locks[i]", site="x.c:41"),
+             lock("libfoo.so:internal", 30, symbol="internal")]
+    path = make_profile(tmp_path, locks, source="preload")
+    config = tmp_path / "lock_config.h"
+    lock_config.write(config, [LockEntry("x.c:hot_lock"), LockEntry("x.c:locks[]")])
+    assert cli.main(["assign", str(path), "--config", str(config)]) == 0
+    out = capsys.readouterr().out
+    assert "not matched" in out and "libfoo.so:internal" in out
+    entries = {e.lock_id: e for e in lock_config.read(config)}
+    assert entries["x.c:hot_lock"].algorithm == "rcl" and entries["x.c:locks[]"].algorithm == "posix"
+
+
+@pytest.mark.skipif(shutil.which("gcc") is None, reason="needs gcc")
+def test_end_to_end_on_the_fixture_programs(tmp_path):
+    bins = {}
+    for name in ("one_hot", "two_hot"):
+        bins[name] = tmp_path / name
+        subprocess.run(["gcc", "-g", "-O1", "-pthread", str(FIXTURES / f"{name}.c"), "-o", str(bins[name])], check=True)
+    one = profile.run([str(bins["one_hot"])])
+    got = choices(assign.decide(one, None)[0])
+    assert got.pop("one_hot.c:hot_lock") == ("rcl", 0)
+    assert {alg for alg, _ in got.values()} == {"posix"}
+
+    two = profile.run([str(bins["two_hot"])])
+    # five threads share two busy cores here: each hot lock holds ~15-30% of thread time and the
+    # idle one ~0%, so a lower threshold of 5% separates them by a wide margin
+    locks = {l.get("expression") or l["id"]: l["id"] for l in two["locks"]}
+    decisions, _ = assign.decide(two, None, lower=0.05, max_servers=3)
+    got = choices(decisions)
+    a, b = got["two_hot.c:lock_a"], got["two_hot.c:lock_b"]
+    outer, inner = got[locks["&outer"]], got[locks["&inner"]]
+    assert got["two_hot.c:idle_lock"] == ("posix", None)
+    assert {a[0], b[0], outer[0], inner[0]} == {"rcl"}
+    assert outer[1] == inner[1]
+    assert len({a[1], b[1], outer[1]}) == 3
+    two_servers = choices(assign.decide(two, None, lower=0.05, max_servers=2)[0])
+    assert two_servers[locks["&outer"]][1] == two_servers[locks["&inner"]][1]
+    assert {s for _, s in two_servers.values() if s is not None} == {0, 1}
