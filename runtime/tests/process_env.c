@@ -199,5 +199,6 @@ int main(int argc, char **argv)
     check_bad_locks("*=rcl:abc", "*=rcl:abc");
     check_bad_locks("*=rcl:0@99999", "*=rcl:0@99999");
     check_bad_locks("=rcl", "=rcl");
+    check_bad_locks("a=rcl,,b=posix", "RCLIFY_LOCKS");
     return t_done();
 }
