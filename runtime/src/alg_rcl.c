@@ -17,7 +17,7 @@
 #include "rcl_internal.h"
 
 /* Client wait: spin with pause this many times, then yield at each check. */
-#define CLIENT_SPINS 128
+#define CLIENT_SPINS 64
 
 static pthread_mutex_t locks_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct rcl_lock **all_locks; /* for statistics; kept until destroy */
@@ -42,6 +42,8 @@ static inline int on_server_of(const struct rcl_lock *l)
 static int post_and_wait(struct rcl_lock *l, rcl_cs_fn fn, void *ctx, size_t ctx_size, int real_me)
 {
     struct rcl_server *s = l->server;
+    if (__builtin_expect(!ld_acquire(&s->started), 0)) /* only in a child after fork() */
+        rcl_server_get(s->index, s->cpu);
     struct rcl_request *r = &s->requests[rcl_client_id()];
     int inl = ctx_size != 0 && ctx_size <= RCL_INLINE_CTX;
     st_relaxed(&r->lock, l);

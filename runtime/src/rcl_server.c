@@ -399,6 +399,30 @@ struct rcl_server *rcl_server_get(int index, int cpu)
     return s;
 }
 
+/*
+ * fork(): the child has none of the server threads.  Forget every started server (its request
+ * array and threads are leaked: they belong to the parent's image) so that the next request
+ * starts it again with an empty request array.  Locks keep pointing to the same server slot.
+ */
+static void after_fork_child(void)
+{
+    for (int i = 0; i < RCL_MAX_SERVERS; i++) {
+        struct rcl_server *s = &servers[i];
+        if (!s->started)
+            continue;
+        int cpu = s->cpu;
+        memset(s, 0, sizeof *s);
+        s->index = i;
+        s->cpu = cpu;
+    }
+    pthread_mutex_init(&start_lock, NULL);
+}
+
+__attribute__((constructor(103))) static void rcl_server_init(void)
+{
+    pthread_atfork(NULL, NULL, after_fork_child);
+}
+
 void rcl_servers_print_stats(int fd)
 {
     int header = 0;
