@@ -175,14 +175,22 @@ class FileExtractor:
             prototypes=prototypes, function=fn_name, file=self.parsed.path.name, line=region.line,
             mutex_text=region.lock.mutex, ctx_type=extraction.ctx_type, captures=captures,
             fn_name=extraction.fn_name, body=body.rstrip(), body_line=self._line(region.lock_end),
+            trylock=region.is_trylock,
         )
         exits = [{"flag": e.flag, "tail": self._tail_text(e), "line": self._line(e.tail_start)}
                  for e in region.exits]
+        if region.is_trylock:  # paper Algorithm 3: the section is told whether it got the lock
+            if region.after is not None and self.parsed.text(*region.after).strip():
+                exits.insert(0, {"flag": 0, "tail": self._render_range(*region.after).strip(),
+                                 "line": self._line(region.after[0])})
+            if region.otherwise is not None:
+                exits.insert(0, {"flag": -1, "tail": self._render_range(*region.otherwise).strip(),
+                                 "line": self._line(region.otherwise[0])})
         call = _templates().get_template("call_site.c.j2").render(
             hoists=[h.declaration for h in hoists if h.start not in outer_hoisted],
             labeled=_is_labeled(region), indent=indent,
             ctx_type=extraction.ctx_type, n=f"{fn_name}_{n}", captures=captures, exits=exits,
-            mutex=region.lock.mutex, fn_name=extraction.fn_name,
+            mutex=region.lock.mutex, fn_name=extraction.fn_name, trylock=region.is_trylock,
         ).rstrip("\n") + f"\n#line {self._line(region.end)}\n"
         self._counters[fn_name] = n
         self.functions.setdefault(_insertion_point(self.parsed.data, fn), []).append(cs)
@@ -244,8 +252,9 @@ class FileExtractor:
         """Variables declared in the region and used after it: in the rest of the region's block,
         or in the tail of an exit that follows them in their own block."""
         hoists = []
-        blocks = [region.compound] + [
-            n for n in region.compound.walk_preorder()
+        home = region.home
+        blocks = [home] + [
+            n for n in home.walk_preorder()
             if n.kind == K.COMPOUND_STMT and region.lock_end <= n.extent.start.offset < region.body_end
         ]
         for block in blocks:
@@ -255,8 +264,8 @@ class FileExtractor:
                     continue
                 later = [self.parsed.text(e.tail_start, e.tail_end) for e in region.exits
                          if start < e.unlock_start < block.extent.end.offset]
-                if block == region.compound:
-                    later.append(self.parsed.text(region.end, block.extent.end.offset))
+                if block == home:
+                    later.append(self.parsed.text(*region.later))
                 declared = [c for c in stmt.get_children() if c.kind == K.VAR_DECL]
                 if not {c.spelling for c in declared} & identifiers_used(" ".join(later)):
                     continue

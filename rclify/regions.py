@@ -76,10 +76,29 @@ class Region:
     line: int
     exits: list[Exit] = field(default_factory=list)
     problems: list[tuple[str, int]] = field(default_factory=list)  # (reason, line)
+    is_trylock: bool = False
+    body_end_stmt: int = 0  # end of the statement that closes the section
+    after: tuple[int, int] | None = None  # trylock: rest of the then-block, run in the caller
+    otherwise: tuple[int, int] | None = None  # trylock: the else branch, run when busy
 
     @property
     def extractable(self) -> bool:
         return not self.problems
+
+    @property
+    def home(self) -> ci.Cursor:
+        """The block whose statements the section is made of."""
+        if self.is_trylock:
+            return list(next(c for c in self.compound.walk_preorder()
+                             if c.kind == K.IF_STMT and c.extent.start.offset == self.start).get_children())[1]
+        return self.compound
+
+    @property
+    def later(self) -> tuple[int, int]:
+        """Where the home block goes on after the section (hoisted variables may be used there)."""
+        if self.is_trylock and self.after is not None:
+            return self.after
+        return self.end, self.compound.extent.end.offset
 
     def contains(self, other: "Region") -> bool:
         return self.lock_end <= other.start and other.end <= self.body_end
@@ -365,6 +384,10 @@ def find_regions(parsed: ParsedFile, function: ci.Cursor, vocab: Vocabulary) -> 
             start, end = stmt_range(parsed, inner)
             op = classify(parsed.text(start, end), vocab) if _may_be_lock(inner) else None
             if op is None:
+                if inner.kind == K.IF_STMT:
+                    trylock = _trylock_region_at(parsed, vocab, function, compound, inner)
+                    if trylock is not None:
+                        regions.append(trylock)
                 continue
             lock_statements.append((start, end))
             if op.kind == "unlock":
@@ -385,6 +408,7 @@ def _may_be_lock(cursor: ci.Cursor) -> bool:
 
 def _region_at(parsed: ParsedFile, vocab: Vocabulary, function: ci.Cursor, compound: ci.Cursor,
                children: list[ci.Cursor], i: int, op: LockOp, is_function_body: bool) -> Region:
+    """The region a lock statement (children[i]) opens."""
     lock_cursor = unlabeled(children[i])
     start, lock_end = stmt_range(parsed, lock_cursor)
     region = Region(parsed, function, compound, op, start, lock_end, lock_end, lock_end,
@@ -392,17 +416,67 @@ def _region_at(parsed: ParsedFile, vocab: Vocabulary, function: ci.Cursor, compo
     if op.kind == "trylock":
         region.problems.append(("trylock", region.line))
         return region
+    reason = "lock-unlock-in-different-functions" if is_function_body else "unbalanced-region"
+    _close(parsed, vocab, region, children[i + 1 :], reason)
+    return region
+
+
+def _trylock_region_at(parsed: ParsedFile, vocab: Vocabulary, function: ci.Cursor, compound: ci.Cursor,
+                       if_stmt: ci.Cursor) -> Region | None:
+    """`if (pthread_mutex_trylock(&m) == 0) { ...; unlock; ... } [else ...]`: the section is the
+    then-block up to its unlock; the rest of the block and the else branch run in the caller."""
+    children = list(if_stmt.get_children())
+    if len(children) < 2 or children[1].kind != K.COMPOUND_STMT:
+        return None
+    op = _trylock_condition(parsed, children[0], vocab)
+    if op is None:
+        return None
+    then = children[1]
+    start, end = stmt_range(parsed, if_stmt)
+    open_brace = then.extent.start.offset + 1
+    region = Region(parsed, function, compound, op, start, open_brace, open_brace, end,
+                    if_stmt.extent.start.line, is_trylock=True)
+    _close(parsed, vocab, region, list(then.get_children()), "unbalanced-region")
+    # what stays in the caller: the then-block after the section, and the else branch
+    region.after = (region.body_end_stmt, then.extent.end.offset - 1)
+    if len(children) > 2:
+        region.otherwise = stmt_range(parsed, children[2])
+    region.end = end
+    return region
+
+
+def _trylock_condition(parsed: ParsedFile, cond: ci.Cursor, vocab: Vocabulary) -> LockOp | None:
+    tokens = tokenize(parsed.text(cond.extent.start.offset, cond.extent.end.offset))
+    texts = [t.text for t in tokens]
+    if texts[-2:] == ["==", "0"]:
+        call = tokens[:-2]
+    elif texts[:2] == ["0", "=="]:
+        call = tokens[2:]
+    elif texts[:1] == ["!"]:
+        call = tokens[1:]
+    else:
+        return None
+    if not call:
+        return None
+    op = classify(parsed.text(cond.extent.start.offset + call[0].start, cond.extent.start.offset + call[-1].end), vocab)
+    return op if op is not None and op.kind == "trylock" else None
+
+
+def _close(parsed: ParsedFile, vocab: Vocabulary, region: Region, following: list[ci.Cursor],
+           unended_reason: str) -> None:
+    """Walks the statements after the lock until it is released on every path; records the
+    region's end, its exits and its problems."""
+    op = region.lock
     analysis = RegionAnalysis(parsed, vocab, op.key)
     ended = False
-    for child in children[i + 1 :]:
+    for child in following:
         if child.kind in (K.CASE_STMT, K.DEFAULT_STMT):
             analysis.problem("label-in-region", child)
             break
         inner = unlabeled(child)
-        c_start, c_end = stmt_range(parsed, inner)
         child_op = analysis.op_of(inner)
         if child_op is not None and child_op.key == op.key and child_op.kind == "unlock":
-            region.body_end, region.end = stmt_range(parsed, child)[0], c_end
+            region.body_end, region.end = stmt_range(parsed, child)[0], stmt_range(parsed, inner)[1]
             ended = True
             break
         states = analysis.stmt(child)
@@ -413,25 +487,23 @@ def _region_at(parsed: ParsedFile, vocab: Vocabulary, function: ci.Cursor, compo
         if RELEASED in states:
             break  # unbalanced: already reported
     if not ended and not analysis.problems:
-        reason = "lock-unlock-in-different-functions" if is_function_body else "unbalanced-region"
-        analysis.problems.append((reason, region.line))
+        analysis.problems.append((unended_reason, region.line))
     if not ended:
-        region.body_end = region.end = lock_end
+        region.body_end = region.end = region.lock_end
+    region.body_end_stmt = region.end
     if analysis.other_locks:
         analysis.problems.append(("hand-over-hand", region.line))
-    body_text = parsed.text(region.lock_end, region.body_end)
-    names = identifiers_used(body_text)
+    names = identifiers_used(parsed.text(region.lock_end, region.body_end))
     if names & _SETJMP:
         analysis.problems.append(("setjmp", region.line))
     if names & _VA:
         analysis.problems.append(("va_list", region.line))
     for label, line in analysis.gotos_held:
-        target = _label_offset(function, label)
+        target = _label_offset(region.function, label)
         if target is None or not (region.lock_end <= target < region.body_end):
             analysis.problems.append(("jump-out-while-locked", line))
     region.exits = analysis.exits
     region.problems = _unique(analysis.problems)
-    return region
 
 
 def _label_offset(function: ci.Cursor, label: str) -> int | None:

@@ -1,11 +1,17 @@
-"""rclify revert (not built yet)."""
+"""rclify revert: put back the files `rclify transform` changed in place."""
 
-from rclify.errors import RclifyError
+from pathlib import Path
+
+from rclify import transform
 
 
 def add_parser(sub):
-    return sub.add_parser("revert", help="(not implemented yet)")
+    p = sub.add_parser("revert", help="restore the files an in-place transform changed")
+    p.add_argument("src", type=Path, help="transformed source tree")
+    return p
 
 
 def run(args) -> int:
-    raise RclifyError("'rclify revert' is not implemented yet")
+    restored = transform.revert(args.src)
+    print(f"rclify revert: restored {len(restored)} files in {args.src}")
+    return 0

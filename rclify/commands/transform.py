@@ -1,11 +1,51 @@
-"""rclify transform (not built yet)."""
+"""rclify transform: extract critical sections and move a tree's locks onto the runtime."""
 
-from rclify.errors import RclifyError
+import os
+from pathlib import Path
+
+from rclify import transform
 
 
 def add_parser(sub):
-    return sub.add_parser("transform", help="(not implemented yet)")
+    p = sub.add_parser(
+        "transform",
+        help="extract every lock..unlock region and rewrite the locks to the rclify runtime",
+        description="Transforms a C source tree in place (default) or into --output. "
+        "Arguments after `--` are compiler flags for the analysis (-I, -D).",
+    )
+    p.add_argument("src", type=Path, help="source tree")
+    where = p.add_mutually_exclusive_group()
+    where.add_argument("--output", "-o", type=Path, help="write the transformed tree here instead")
+    where.add_argument("--in-place", action="store_true", help="transform SRC itself (the default)")
+    p.add_argument("--config", type=Path, help="lock_config.h to write (default: SRC/lock_config.h)")
+    p.add_argument("--dry-run", action="store_true", help="print the diff, change nothing")
+    p.add_argument("--report", type=Path, help="write a JSON report of every region and lock")
+    p.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1, help="parallel jobs")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress output")
+    return p
 
 
 def run(args) -> int:
-    raise RclifyError("'rclify transform' is not implemented yet")
+    options = transform.Options(
+        src=args.src, output=args.output, config=args.config, dry_run=args.dry_run,
+        report=args.report, jobs=max(1, args.jobs), cflags=args.passthrough, quiet=args.quiet,
+    )
+    outcome = transform.run(options)
+    if outcome.already_transformed:
+        print(f"{outcome.root}: already transformed by this rclify version; nothing changed")
+        return 0
+    s = outcome.summary()
+    hybrid = ", ".join(f"{reason} {n}" for reason, n in s["hybrid"].items()) or "none"
+    verb = "would change" if args.dry_run else "changed"
+    print(f"rclify transform: {s['files']} files, {verb} {s['files_changed']}; "
+          f"{s['regions']} regions: {s['extracted']} extracted, {s['regions'] - s['extracted']} hybrid "
+          f"({hybrid}); {s['locks']} locks")
+    if s["wrappers"]:
+        print(f"  lock wrappers: {', '.join(s['wrappers'])}")
+    for rel, error in sorted(outcome.failures.items()):
+        print(f"  not transformed (parse error): {rel}: {error}")
+    for record in outcome.regions:
+        if record["status"] == "hybrid":
+            print(f"  hybrid: {record['file']}:{record['line']} in {record['function']}(): "
+                  f"{record['reason']} (line {record['reason_line']})")
+    return 0

@@ -1,0 +1,441 @@
+"""`rclify transform`: the pipeline, in the order data flows.
+
+  discover  (spatch)   lock calls, macros, wrappers, inits, condvars       rclify.discover
+  analyse   (libclang) the vocabulary, then every function's regions     rclify.analyse
+  plan + render        extractions: context structs, functions, calls    rclify.extract
+  rewrite   (spatch)   types, initializers, init/destroy, condvars, rest  rclify.api_rewrite
+  apply                every changed file replaced atomically, backups    (here)
+  report               summary on stdout, JSON with --report              (here)
+
+Nothing is written until every step has succeeded; a file that a parser cannot read is left as
+it was and reported.
+"""
+
+import difflib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from rclify import __version__, cparse, lock_config
+from rclify.analyse import add_macros, add_wrappers, regions_of
+from rclify.errors import ParseError, ToolMissingError, UsageError
+from rclify.extract import FileExtractor, render_accessor
+from rclify.lockops import PTHREAD_OPS, Vocabulary
+from rclify.regions import REASONS, Region
+
+STATE_DIR = ".rclify"
+STATE_FILE = "state.json"
+SOURCE_SUFFIXES = (".c", ".h")
+
+
+@dataclass
+class Options:
+    src: Path
+    output: Path | None = None
+    config: Path | None = None
+    dry_run: bool = False
+    report: Path | None = None
+    jobs: int = 1
+    cflags: list[str] = field(default_factory=list)
+    quiet: bool = False
+
+
+@dataclass
+class Outcome:
+    root: Path
+    changed: dict[str, str] = field(default_factory=dict)  # relative path -> new text
+    regions: list[dict] = field(default_factory=list)
+    locks: list[lock_config.LockEntry] = field(default_factory=list)
+    wrappers: list[dict] = field(default_factory=list)
+    failures: dict[str, str] = field(default_factory=dict)
+    stubbed_headers: list[str] = field(default_factory=list)
+    timings: dict[str, float] = field(default_factory=dict)
+    files_scanned: int = 0
+    already_transformed: bool = False
+
+    def summary(self) -> dict:
+        extracted = [r for r in self.regions if r["status"] == "extracted"]
+        hybrid = Counter(r["reason"] for r in self.regions if r["status"] == "hybrid")
+        return {
+            "files": self.files_scanned,
+            "files_changed": len(self.changed),
+            "regions": len(self.regions),
+            "extracted": len(extracted),
+            "hybrid": dict(sorted(hybrid.items())),
+            "locks": len(self.locks),
+            "wrappers": [w["name"] for w in self.wrappers],
+            "parse_failures": len(self.failures),
+        }
+
+
+class Progress:
+    def __init__(self, quiet: bool):
+        self.quiet = quiet
+        self.started = time.monotonic()
+
+    def __call__(self, message: str) -> None:
+        if not self.quiet:
+            print(f"[{time.monotonic() - self.started:6.1f}s] {message}", file=sys.stderr, flush=True)
+
+
+# -- entry point ------------------------------------------------------------------------------
+
+def run(options: Options) -> Outcome:
+    progress = Progress(options.quiet)
+    root = _prepare_tree(options)
+    config_path = (options.config or root / "lock_config.h").resolve()
+    outcome = Outcome(root)
+    state = _read_state(root)
+    if state is not None:
+        outcome.already_transformed = True
+        progress(f"{root} was transformed by rclify {state['version']}: nothing to do")
+        return outcome
+    _refuse_foreign_transformation(root)
+    _check_spatch()
+
+    files = _source_files(root)
+    outcome.files_scanned = len(files)
+    progress(f"{len(files)} C files under {root}")
+
+    started = time.monotonic()
+    from rclify import discover as discover_step
+
+    discovery = discover_step.discover(root, files, jobs=options.jobs, progress=progress)
+    outcome.failures.update(discovery.failures)
+    outcome.timings["spatch_discover_s"] = time.monotonic() - started
+    progress(f"discovered {len(discovery.sites)} lock sites, {len(discovery.wrappers)} wrappers "
+             f"({outcome.timings['spatch_discover_s']:.1f}s)")
+
+    started = time.monotonic()
+    parsed, vocab = _analyse(root, files, discovery, options, outcome, progress)
+    outcome.timings["libclang_s"] = time.monotonic() - started
+
+    started = time.monotonic()
+    rendered = _extract(root, parsed, vocab, outcome)
+    outcome.timings["extract_s"] = time.monotonic() - started
+    progress(f"extracted {sum(r['status'] == 'extracted' for r in outcome.regions)} of "
+             f"{len(outcome.regions)} regions ({outcome.timings['extract_s']:.1f}s)")
+
+    started = time.monotonic()
+    outcome.changed = _rewrite_api(root, files, rendered, discovery, config_path, options, outcome)
+    outcome.timings["spatch_rewrite_s"] = time.monotonic() - started
+    progress(f"rewrote the lock API in {len(outcome.changed)} files ({outcome.timings['spatch_rewrite_s']:.1f}s)")
+
+    outcome.locks = _lock_entries(root, discovery, outcome, config_path)
+    if options.dry_run:
+        _print_diff(root, outcome, config_path)
+    else:
+        _apply(root, outcome, config_path)
+    outcome.timings["total_s"] = time.monotonic() - progress.started
+    if options.report:
+        options.report.write_text(json.dumps(report_json(outcome), indent=2) + "\n")
+    return outcome
+
+
+def report_json(outcome: Outcome) -> dict:
+    return {
+        "rclify": __version__,
+        "root": str(outcome.root),
+        "summary": outcome.summary(),
+        "regions": outcome.regions,
+        "locks": [vars(e) | {"macro": e.macro} for e in outcome.locks],
+        "wrappers": outcome.wrappers,
+        "parse_failures": outcome.failures,
+        "stubbed_headers": outcome.stubbed_headers,
+        "timings": outcome.timings,
+    }
+
+
+# -- steps ------------------------------------------------------------------------------------
+
+def _prepare_tree(options: Options) -> Path:
+    src = options.src.resolve()
+    if not src.is_dir():
+        raise UsageError(f"{options.src}: not a directory")
+    if options.output is None:
+        return src
+    out = options.output.resolve()
+    if out.exists() and any(out.iterdir()):
+        raise UsageError(f"{options.output}: output directory exists and is not empty")
+    if options.dry_run:
+        return src
+    shutil.copytree(src, out, symlinks=True, dirs_exist_ok=True)
+    return out
+
+
+def _read_state(root: Path) -> dict | None:
+    path = root / STATE_DIR / STATE_FILE
+    if not path.exists():
+        return None
+    try:
+        state = json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError) as err:
+        raise UsageError(f"{path}: unreadable rclify state ({err}); run `rclify revert` or remove it") from None
+    if state.get("version") != __version__:
+        raise UsageError(
+            f"{root} was transformed by rclify {state.get('version')}, this is {__version__}: "
+            f"run `rclify revert {root}` with that version first"
+        )
+    return state
+
+
+def _refuse_foreign_transformation(root: Path) -> None:
+    for path in _source_files(root):
+        if b"rclify_cs_" in path.read_bytes():
+            raise UsageError(f"{path} already contains rclify-generated code but {root} has no "
+                             f"{STATE_DIR}/{STATE_FILE}: transformed by another version or copied by hand")
+
+
+def _check_spatch() -> None:
+    if shutil.which("spatch") is None:
+        raise ToolMissingError("spatch not found: apt-get install coccinelle (version 1.1.x)")
+    out = subprocess.run(["spatch", "--version"], capture_output=True, text=True).stdout
+    if "version 1.1." not in out:
+        first = out.splitlines()[0] if out else "unknown"
+        raise ToolMissingError(f"spatch 1.1.x is required, found: {first}")
+
+
+def _source_files(root: Path) -> list[Path]:
+    files = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+        for name in sorted(filenames):
+            if name.endswith(SOURCE_SUFFIXES) and name != "lock_config.h":
+                files.append(Path(dirpath) / name)
+    return files
+
+
+def _mentions(path: Path, names: set[str]) -> bool:
+    text = path.read_bytes()
+    return any(name.encode() in text for name in names)
+
+
+def _analyse(root, files, discovery, options, outcome, progress):
+    """libclang over the C files that lock: vocabulary first (macros, wrappers), then regions."""
+    vocab = Vocabulary()
+    candidates = [f for f in files if f.suffix == ".c" and str(f.relative_to(root)) not in outcome.failures]
+    lockers = [f for f in candidates if _mentions(f, set(PTHREAD_OPS))]
+    stub_dir = Path(tempfile.mkdtemp(prefix="rclify-stubs-"))
+    flags = [f"-I{root}", *options.cflags]
+    parsed: dict[Path, cparse.ParsedFile] = {}
+
+    def parse_one(path: Path):
+        try:
+            return path, cparse.parse(path, flags, stub_dir)
+        except ParseError as err:
+            return path, err
+
+    def parse_all(paths):
+        with ThreadPoolExecutor(max_workers=max(1, options.jobs)) as pool:
+            for i, (path, result) in enumerate(pool.map(parse_one, paths), 1):
+                rel = str(path.relative_to(root))
+                if isinstance(result, ParseError):
+                    outcome.failures[rel] = str(result)
+                    continue
+                parsed[path] = result
+                if i % 10 == 0 or i == len(paths):
+                    progress(f"libclang: parsed {i}/{len(paths)} files")
+
+    parse_all(lockers)
+    for pf in parsed.values():
+        add_macros(pf, root, vocab)
+    for pf in parsed.values():
+        add_wrappers(pf, root, vocab)
+    # files that lock only through the program's macros or wrappers
+    extra = [f for f in candidates if f not in parsed and _mentions(f, set(vocab.macros) | set(vocab.wrappers))]
+    parse_all(extra)
+    for pf in parsed.values():
+        outcome.stubbed_headers.extend(h for h in pf.stubbed if h not in outcome.stubbed_headers)
+    if outcome.stubbed_headers:
+        progress(f"headers not found, parsed as empty: {', '.join(outcome.stubbed_headers[:5])}"
+                 f"{' ...' if len(outcome.stubbed_headers) > 5 else ''}")
+    outcome.wrappers = [
+        {"name": w.name, "kind": w.kind, "file": w.file, "lock": w.expr, "params": list(w.params)}
+        for w in sorted(vocab.wrappers.values(), key=lambda w: w.name)
+    ]
+    return parsed, vocab
+
+
+def _extract(root: Path, parsed: dict[Path, cparse.ParsedFile], vocab: Vocabulary, outcome: Outcome) -> dict[Path, str]:
+    extractors = {}
+    for path, pf in parsed.items():
+        regions = [r for fr in regions_of(pf, vocab) for r in fr.regions]
+        extractor = FileExtractor(pf, regions)
+        extractor.plan()
+        extractors[path] = extractor
+    used = {}
+    for extractor in extractors.values():
+        used.update(extractor.accessors_used)
+    rendered = {}
+    for path, extractor in extractors.items():
+        rel = str(path.relative_to(root))
+        insertions = [(w.end_offset, render_accessor(w)) for w in used.values() if w.file == rel]
+        text = extractor.render(insertions)
+        if text is not None:
+            rendered[path] = text
+        outcome.regions.extend(_region_record(rel, r, extractor) for r in extractor.regions)
+    return rendered
+
+
+def _region_record(rel: str, region: Region, extractor: FileExtractor) -> dict:
+    record = {
+        "file": rel, "line": region.line, "function": region.function.spelling,
+        "lock": region.lock.mutex, "via": region.lock.via, "kind": region.lock.kind,
+    }
+    if region.extractable:
+        extraction = next(e for e in extractor.extractions if e.region is region)
+        record |= {"status": "extracted", "function_extracted": extraction.fn_name,
+                   "exits": len(region.exits), "context": [c.name for c in extraction.captures],
+                   "hoisted": extraction.hoisted}
+    else:
+        reason, line = region.problems[0]
+        record |= {"status": "hybrid", "reason": reason, "reason_line": line,
+                   "why": REASONS.get(reason, reason),
+                   "other_reasons": sorted({r for r, _ in region.problems[1:]} - {reason})}
+    return record
+
+
+def _rewrite_api(root, files, rendered, discovery, config_path, options, outcome) -> dict[str, str]:
+    """Runs the API rewrite over the extracted text (in a staging copy), returns changed files."""
+    from rclify import api_rewrite, lock_sites
+
+    staging = Path(tempfile.mkdtemp(prefix="rclify-stage-"))
+    try:
+        staged = []
+        for path in files:
+            rel = path.relative_to(root)
+            target = staging / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            if path in rendered:
+                target.write_text(rendered[path], encoding="utf-8", errors="surrogateescape")
+            else:
+                shutil.copy2(path, target)
+            staged.append(target)
+        staged_config = staging / config_path.relative_to(root) if config_path.is_relative_to(root) else config_path
+        sites = lock_sites.lock_sites(discovery)
+        new_texts = api_rewrite.rewrite_api(staging, staged, sites, staged_config, options.jobs)
+        changed = {}
+        for target in staged:
+            rel = str(target.relative_to(staging))
+            if rel in outcome.failures:
+                continue  # left byte-for-byte as it was
+            text = new_texts.get(target)
+            if text is None:
+                text = target.read_text(encoding="utf-8", errors="surrogateescape")
+            original = (root / rel).read_text(encoding="utf-8", errors="surrogateescape")
+            if text != original:
+                changed[rel] = text
+        return changed
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+
+
+def _lock_entries(root: Path, discovery, outcome: Outcome, config_path: Path) -> list[lock_config.LockEntry]:
+    from rclify import lock_sites
+
+    sites = lock_sites.lock_sites(discovery)
+    counts: dict[str, Counter] = {}
+    for region in outcome.regions:
+        lock_id = lock_sites.match_lock(sites, region["lock"], region["file"], region["function"])
+        if lock_id is not None:
+            counts.setdefault(lock_id, Counter())[region["status"]] += 1
+            region["lock_id"] = lock_id
+    entries = []
+    for entry in lock_sites.lock_entries(sites):
+        c = counts.get(entry.lock_id, Counter())
+        total = c["extracted"] + c["hybrid"]
+        entry.description = (f"{entry.description}; {total} region{'s' if total != 1 else ''}, "
+                             f"{c['extracted']} extracted")
+        entries.append(entry)
+    existing = lock_config.read(config_path) if config_path.exists() else []
+    return lock_config.merge(entries, existing)
+
+
+def _print_diff(root: Path, outcome: Outcome, config_path: Path) -> None:
+    for rel, text in sorted(outcome.changed.items()):
+        original = (root / rel).read_text(encoding="utf-8", errors="surrogateescape")
+        sys.stdout.writelines(difflib.unified_diff(
+            original.splitlines(keepends=True), text.splitlines(keepends=True), f"a/{rel}", f"b/{rel}"))
+    old = config_path.read_text() if config_path.exists() else ""
+    name = os.path.relpath(config_path, root)
+    sys.stdout.writelines(difflib.unified_diff(
+        old.splitlines(keepends=True), lock_config.render(outcome.locks).splitlines(keepends=True),
+        f"a/{name}", f"b/{name}"))
+
+
+def _apply(root: Path, outcome: Outcome, config_path: Path) -> None:
+    """Backs up and replaces every changed file; on any failure puts back what was written."""
+    state_dir = root / STATE_DIR
+    backup_dir = state_dir / "backup"
+    written: list[Path] = []
+    created_config = not config_path.exists()
+    try:
+        for rel, text in sorted(outcome.changed.items()):
+            path = root / rel
+            backup = backup_dir / rel
+            backup.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(path, backup)
+            _atomic_write(path, text)
+            written.append(path)
+        if not created_config:
+            backup = backup_dir / os.path.relpath(config_path, root)
+            backup.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(config_path, backup)
+        lock_config.write(config_path, outcome.locks)
+        state = {"version": __version__, "files": sorted(outcome.changed), "config": str(config_path),
+                 "created_config": created_config}
+        _atomic_write(state_dir / STATE_FILE, json.dumps(state, indent=2) + "\n")
+    except BaseException:
+        for path in written:
+            shutil.copy2(backup_dir / path.relative_to(root), path)
+        if created_config and config_path.exists():
+            config_path.unlink()
+        shutil.rmtree(state_dir, ignore_errors=True)
+        raise
+
+
+def _atomic_write(path: Path, text: str) -> None:
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        mode = None
+    tmp = path.with_name(f".{path.name}.rclify-tmp")
+    tmp.write_text(text, encoding="utf-8", errors="surrogateescape")
+    if mode is not None:
+        os.chmod(tmp, mode)
+    os.replace(tmp, path)
+
+
+def revert(src: Path) -> list[str]:
+    """Restores every file `transform` changed; returns their relative paths."""
+    root = src.resolve()
+    state_path = root / STATE_DIR / STATE_FILE
+    if not state_path.exists():
+        raise UsageError(f"{src}: not transformed by rclify (no {STATE_DIR}/{STATE_FILE})")
+    state = json.loads(state_path.read_text())
+    backup_dir = root / STATE_DIR / "backup"
+    restored = []
+    for rel in state["files"]:
+        backup = backup_dir / rel
+        if not backup.exists():
+            raise UsageError(f"backup of {rel} is missing from {backup_dir}: cannot revert safely")
+    for rel in state["files"]:
+        _atomic_write(root / rel, (backup_dir / rel).read_text(encoding="utf-8", errors="surrogateescape"))
+        restored.append(rel)
+    config = Path(state["config"])
+    if state.get("created_config"):
+        config.unlink(missing_ok=True)
+    else:
+        backup = backup_dir / os.path.relpath(config, root)
+        if backup.exists():
+            _atomic_write(config, backup.read_text())
+    shutil.rmtree(root / STATE_DIR)
+    return restored

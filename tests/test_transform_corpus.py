@@ -1,0 +1,102 @@
+"""End to end on the corpus: `rclify transform` each program, build it against the runtime with
+`rclify flags`, run it under every lock algorithm, and compare with what the original prints.
+
+Refusal programs must keep at least one region hybrid for the reason their pattern.txt names;
+`expect: extract` programs must have every region extracted.
+"""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from rclify import runtime_build
+
+CORPUS = Path(__file__).resolve().parent.parent / "corpus"
+PROGRAMS = sorted(p.name for p in CORPUS.iterdir() if (p / "expected.txt").is_file())
+ALGORITHMS = ["posix", "rcl", "profile"]
+RUN_TIMEOUT_S = 60
+
+
+def _expectation(name: str) -> tuple[str, str | None]:
+    for line in (CORPUS / name / "pattern.txt").read_text().splitlines():
+        if line.startswith("expect: "):
+            words = line.split()
+            return words[1], (words[2] if len(words) > 2 else None)
+    raise AssertionError(f"{name}/pattern.txt has no expect: line")
+
+
+def _transform_and_build(name: str, root: Path) -> dict:
+    tree = root / name
+    shutil.copytree(CORPUS / name, tree)
+    report = root / f"{name}.json"
+    proc = subprocess.run(
+        [sys.executable, "-m", "rclify", "transform", str(tree), "--report", str(report), "-j", "1", "-q"],
+        capture_output=True, text=True, timeout=300,
+    )
+    result = {"tree": tree, "transform": proc}
+    if proc.returncode != 0:
+        return result
+    result["report"] = json.loads(report.read_text())
+    sources = sorted(p.name for p in tree.glob("*.c"))
+    build = subprocess.run(
+        ["cc", "-O1", "-g", "-pthread", "-Wall", *runtime_build.cflags(), *sources, "-o", "prog",
+         *runtime_build.libs()],
+        cwd=tree, capture_output=True, text=True, timeout=120,
+    )
+    result["build"] = build
+    return result
+
+
+@pytest.fixture(scope="session")
+def transformed(tmp_path_factory):
+    runtime_build.build_runtime()
+    root = tmp_path_factory.mktemp("corpus-transformed")
+    jobs = max(1, min(len(os.sched_getaffinity(0)), 4))
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        return dict(pool.map(lambda n: (n, _transform_and_build(n, root)), PROGRAMS))
+
+
+@pytest.mark.parametrize("name", PROGRAMS)
+def test_transform_reports_expected_regions(transformed, name):
+    result = transformed[name]
+    proc = result["transform"]
+    assert proc.returncode == 0, f"transform failed:\n{proc.stdout}\n{proc.stderr}"
+    regions = result["report"]["regions"]
+    assert regions, "no lock region found"
+    expect, reason = _expectation(name)
+    hybrid = [r for r in regions if r["status"] == "hybrid"]
+    if expect == "extract":
+        assert not hybrid, f"regions left hybrid: {hybrid}"
+    else:
+        reasons = {r["reason"] for r in hybrid} | {x for r in hybrid for x in r["other_reasons"]}
+        assert reason in reasons, f"expected a hybrid region for {reason}, got {hybrid}"
+
+
+@pytest.mark.parametrize("algorithm", ALGORITHMS)
+@pytest.mark.parametrize("name", PROGRAMS)
+def test_transformed_program_prints_what_the_original_does(transformed, name, algorithm):
+    result = transformed[name]
+    assert result["transform"].returncode == 0, result["transform"].stderr
+    build = result["build"]
+    assert build.returncode == 0, f"transformed program does not build:\n{build.stderr[-3000:]}"
+    env = dict(os.environ, RCLIFY_LOCKS=f"*={algorithm}", RCLIFY_PROFILE_OUT=os.devnull)
+    run = subprocess.run([str(result["tree"] / "prog")], cwd=result["tree"], capture_output=True,
+                         text=True, timeout=RUN_TIMEOUT_S, env=env)
+    assert run.returncode == 0, f"exit {run.returncode}:\n{run.stderr[-3000:]}"
+    assert run.stdout == (CORPUS / name / "expected.txt").read_text()
+
+
+def test_second_transform_changes_nothing(transformed):
+    tree = transformed["kitchen_sink_cache"]["tree"]
+    before = {p: p.read_bytes() for p in tree.rglob("*") if p.is_file()}
+    proc = subprocess.run([sys.executable, "-m", "rclify", "transform", str(tree), "-q"],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert "nothing changed" in proc.stdout
+    assert {p: p.read_bytes() for p in tree.rglob("*") if p.is_file()} == before
