@@ -5,6 +5,7 @@
  *   - RCLIFY_STATS=1 prints a statistics table on stderr at exit ("rclify statistics", a server
  *     table, an "rcl lock" table naming the rcl lock used and counting its sections);
  *     rcl_stats_print(fd) writes one on demand;
+ *   - fork() (no exec) after RCL servers started: sections run in both parent and child;
  *   - RCLIFY_LOCKS: good values select algorithms by lock id (first match wins, globs, anonymous
  *     locks matched by '*'); bad values make the program exit non-zero at start, quickly, with a
  *     message naming the bad entry.
@@ -131,6 +132,48 @@ static void check_stats(void)
     OK("rcl_stats_print(fd) writes a table naming the lock used");
 }
 
+/* fork() without exec after RCL servers started: the child's sections must still run. */
+static void fork_worker(int index, void *arg)
+{
+    for (int i = 0; i < 500; i++) {
+        rcl_execute(&lock_a, cs_inc, NULL);
+        rcl_mutex_lock(&lock_a);
+        counter++;
+        rcl_mutex_unlock(&lock_a);
+    }
+}
+
+static void check_fork(void)
+{
+    counter = 0;
+    t_run_threads(2, fork_worker, NULL);
+    CHECK_EQ(counter, 2000, "sections before fork");
+    t_flush();
+    pid_t pid = fork();
+    CHECK(pid >= 0, "fork");
+    if (pid == 0) {
+        alarm(10);
+        counter = 0;
+        t_run_threads(3, fork_worker, NULL);
+        _exit(counter == 3000 ? 0 : 1);
+    }
+    t_run_threads(2, fork_worker, NULL); /* the parent goes on too */
+    int status = 0;
+    uint64_t t0 = t_now_ns();
+    while (waitpid(pid, &status, WNOHANG) == 0) {
+        if (t_now_ns() - t0 > 20000000000ull) {
+            kill(pid, SIGKILL);
+            waitpid(pid, &status, 0);
+            t_fail(__FILE__, __LINE__, "forked child running rcl sections did not finish in 20 s");
+        }
+        usleep(1000);
+    }
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+          "forked child: status 0x%x (exit 1: lost sections; SIGALRM: its sections never ran)", status);
+    CHECK_EQ(counter, 4000, "parent's sections after fork");
+    OK("fork() after rcl servers started: the child's 3 threads ran 3000 sections, the parent went on");
+}
+
 static void check_good_locks(const char *spec, const char *const *want)
 {
     char var[256];
@@ -180,6 +223,11 @@ int main(int argc, char **argv)
     check_exit("RCLIFY_LOCKS='*=rcl' RCLIFY_STATS=1", everything_rcl);
 
     check_stats();
+#ifndef RCLIFY_TSAN
+    check_fork();
+#else
+    OK("fork() after rcl servers started: skipped (ThreadSanitizer cannot start threads after a multi-threaded fork)");
+#endif
 
     static const char *const w1[] = { "[items.c:cache_lock=rcl]", "[items.c:other=posix]", "[slabs.c:slabs_lock=posix]",
                                       "[anonymous=posix]", NULL };
