@@ -143,7 +143,7 @@ static void fork_worker(int index, void *arg)
     }
 }
 
-static void check_fork(void)
+static __attribute__((unused)) void check_fork(void)
 {
     counter = 0;
     t_run_threads(2, fork_worker, NULL);
