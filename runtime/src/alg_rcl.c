@@ -63,7 +63,7 @@ static int post_and_wait(struct rcl_lock *l, rcl_cs_fn fn, void *ctx, size_t ctx
          * own server may need another thread (e.g. to run a section nested back into it). */
         if (n == CLIENT_SPINS && rcl_tls_sthread)
             rcl_server_ensure_free(rcl_tls_sthread->server);
-        sched_yield(); /* more runnable threads than CPUs: give the server the CPU */
+        rcl_server_backoff(n - CLIENT_SPINS); /* more runnable threads than CPUs: give the server the CPU */
     }
     if (inl)
         memcpy(ctx, r->ctx, ctx_size);
@@ -73,11 +73,11 @@ static int post_and_wait(struct rcl_lock *l, rcl_cs_fn fn, void *ctx, size_t ctx
 /* Takes l on a servicing thread of its own server (Algorithm 2, lines 22-23). */
 static void take_local(struct rcl_lock *l, int me)
 {
-    for (;;) {
+    for (unsigned n = 0;; n++) {
         int expected = RCL_NONE;
         if (cas_acquire(&l->holder, &expected, me))
             return;
-        sched_yield(); /* give the holder (another servicing thread, a client) a chance */
+        rcl_server_backoff(n); /* give the holder (another servicing thread, a client) a chance */
     }
 }
 

@@ -91,6 +91,10 @@ static inline void rcl_server_kick(struct rcl_server *s)
         rcl_futex_wake(&s->parked, INT_MAX);
 }
 
+/* Waiting for another thread, n-th time: sched_yield, or on a SCHED_FIFO servicing thread after a
+ * few tries a short sleep (yield would not let a normal-priority thread run). */
+void rcl_server_backoff(unsigned n);
+
 /* Makes sure a free servicing thread exists on s (the caller's section is about to block). */
 void rcl_server_ensure_free(struct rcl_server *s);
 

@@ -132,17 +132,37 @@ static int has_request(struct rcl_server *s)
     return 0;
 }
 
-/* Idle parking, Dekker style with rcl_server_kick: parked=1; fence; look at the mailboxes. */
-static void park(struct rcl_server *s)
+/* Idle parking, Dekker style with rcl_server_kick: parked=1; fence; look at the mailboxes.
+ * Returns 1 when it slept, 0 when requests are pending (their locks are held). */
+static int park(struct rcl_server *s)
 {
     st_relaxed(&s->parked, 1);
     fence_seq_cst();
     if (has_request(s)) {
+        /* Requests wait for locks held by hybrid sections: under FIFO, spinning would keep
+         * their holders off this CPU (priority inversion), so sleep a little instead. */
         st_relaxed(&s->parked, 0);
-        return;
+        if (s->fifo)
+            rcl_server_backoff(1000);
+        return 0;
     }
     add_relaxed(&s->stats.parks, 1);
     rcl_futex_wait(&s->parked, 1, NULL);
+    return 1;
+}
+
+void rcl_server_backoff(unsigned n)
+{
+    struct rcl_sthread *self = rcl_tls_sthread;
+    if (self && self->server->fifo && n >= 16) {
+        /* sched_yield under SCHED_FIFO only lets threads of the same priority run: a normal
+         * thread we wait for (a hybrid holder, a client) would only get the RT-throttling
+         * share of this CPU.  Sleep instead. */
+        struct timespec ts = { 0, 50000 };
+        nanosleep(&ts, NULL);
+        return;
+    }
+    sched_yield();
 }
 
 /* ---- the pool (Algorithm 4 slow path, Algorithm 5 thread activation) ---- */
@@ -274,9 +294,10 @@ static void *servicing_main(void *arg)
             if (!idle_since)
                 idle_since = now;
             else if (now - idle_since >= (uint64_t)rcl_settings.idle_us * 1000) {
-                park(s);
-                idle_since = 0;
-                continue;
+                if (park(s)) {
+                    idle_since = 0;
+                    continue;
+                }
             }
             sched_yield(); /* idle: let other threads of this CPU run */
         }
