@@ -1,8 +1,8 @@
 /*
  * The registry of lock algorithms, indexed by enum rcl_algorithm.
  *
- * `profile` lives in alg_profile.c (rclify profile); it is declared weak so that the library
- * still links without it, and selecting it then is reported as an error by config.c.
+ * Each algorithm is one file (alg_<name>.c) defining one `rcl_ops_<name>`; the references here
+ * are strong so that linking against librclify.a pulls every algorithm's object in.
  */
 #include <stddef.h>
 
@@ -10,13 +10,13 @@
 
 extern const struct rcl_lock_ops rcl_ops_posix;
 extern const struct rcl_lock_ops rcl_ops_rcl;
-extern const struct rcl_lock_ops rcl_ops_profile __attribute__((weak));
+extern const struct rcl_lock_ops rcl_ops_profile;
 
 const struct rcl_lock_ops *const rcl_algorithms[RCL_ALG_COUNT] = {
     [RCL_ALG_UNRESOLVED] = NULL,
     [RCL_ALG_POSIX] = &rcl_ops_posix,
     [RCL_ALG_RCL] = &rcl_ops_rcl,
-    [RCL_ALG_PROFILE] = &rcl_ops_profile, /* NULL when alg_profile.c is not linked */
+    [RCL_ALG_PROFILE] = &rcl_ops_profile,
 };
 
 static const char *const names[RCL_ALG_COUNT] = {
