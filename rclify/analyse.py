@@ -27,10 +27,17 @@ class FunctionRegions:
 def add_macros(parsed: ParsedFile, root: Path, vocab: Vocabulary) -> None:
     """Lock macros defined in the tree (not system headers), through any chain of macros."""
     pending = []
+    in_tree: dict[str, bool] = {}  # file name -> under root (thousands of system macros: cache)
     for cursor in parsed.tu.cursor.get_children():
-        if cursor.kind != K.MACRO_DEFINITION or cursor.location.file is None:
+        if cursor.kind != K.MACRO_DEFINITION:
             continue
-        if not Path(cursor.location.file.name).resolve().is_relative_to(root):
+        file = cursor.location.file
+        if file is None:
+            continue
+        name = file.name
+        if name not in in_tree:
+            in_tree[name] = Path(name).resolve().is_relative_to(root)
+        if not in_tree[name]:
             continue
         definition = _macro_definition(cursor)
         if definition:
@@ -98,13 +105,22 @@ def wrapper_op(parsed: ParsedFile, fn: ci.Cursor, vocab: Vocabulary) -> LockOp |
     return op
 
 
+def _may_lock(parsed: ParsedFile, fn: ci.Cursor, names: set[bytes]) -> bool:
+    """A cheap text test before the AST walk: most functions never name a lock operation."""
+    text = parsed.data[fn.extent.start.offset : fn.extent.end.offset]
+    return any(name in text for name in names)
+
+
 def regions_of(parsed: ParsedFile, vocab: Vocabulary) -> list[FunctionRegions]:
+    names = {n.encode() for n in vocab.names()}
     out = []
     for fn in parsed.tu.cursor.get_children():
         if fn.kind != K.FUNCTION_DECL or not fn.is_definition() or not parsed.is_here(fn):
             continue
         if fn.spelling in vocab.wrappers:
             continue  # a wrapper's lock is released by another wrapper, by design
+        if not _may_lock(parsed, fn, names):
+            continue
         regions = find_regions(parsed, fn, vocab)
         if regions:
             out.append(FunctionRegions(fn, regions))

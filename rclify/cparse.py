@@ -83,10 +83,11 @@ def parse(path: Path, flags: list[str], stub_dir: Path | None = None) -> ParsedF
         for d in tu.diagnostics
         if d.severity >= ci.Diagnostic.Error and d.location.file and Path(d.location.file.name) == path
     }
+    here = str(path)
     macro_uses = [
         (c.extent.start.offset, c.extent.end.offset)
         for c in tu.cursor.get_children()
-        if c.kind == ci.CursorKind.MACRO_INSTANTIATION and c.location.file and Path(c.location.file.name) == path
+        if c.kind == ci.CursorKind.MACRO_INSTANTIATION and c.location.file and c.location.file.name == here
     ]
     return ParsedFile(path, data, tu, stubbed, error_lines, macro_uses)
 

@@ -224,7 +224,7 @@ def _analyse(root, files, discovery, options, outcome, progress):
     candidates = [f for f in files if f.suffix == ".c" and str(f.relative_to(root)) not in outcome.failures]
     lockers = [f for f in candidates if _mentions(f, set(PTHREAD_OPS))]
     stub_dir = Path(tempfile.mkdtemp(prefix="rclify-stubs-"))
-    flags = [f"-I{root}", *options.cflags]
+    flags = [f"-I{root}", *_build_defines(root, progress), *options.cflags]
     parsed: dict[Path, cparse.ParsedFile] = {}
 
     def parse_one(path: Path):
@@ -262,6 +262,18 @@ def _analyse(root, files, discovery, options, outcome, progress):
         for w in sorted(vocab.wrappers.values(), key=lambda w: w.name)
     ]
     return parsed, vocab
+
+
+def _build_defines(root: Path, progress: Progress) -> list[str]:
+    """What the tree's own build would define.  Autotools builds pass -DHAVE_CONFIG_H; before
+    ./configure there is no config.h, and the analysis (which then refuses the functions it
+    cannot parse) is much poorer: say so."""
+    if (root / "config.h").exists():
+        return ["-DHAVE_CONFIG_H"]
+    if (root / "configure").exists() or (root / "config.h.in").exists():
+        progress("warning: the tree is not configured (no config.h): run ./configure first, "
+                 "or regions in functions that need it will be left hybrid (parse-errors)")
+    return []
 
 
 def _extract(root: Path, parsed: dict[Path, cparse.ParsedFile], vocab: Vocabulary, outcome: Outcome) -> dict[Path, str]:
