@@ -1,0 +1,181 @@
+"""API rewrite: pthread mutex / condition variable code onto the rclify runtime (rclify.h).
+
+Runs the semantic patches of semantic_patches/api/ over copies of the files (one spatch process
+per patch over all files that mention its tokens), then two small text passes:
+  * #define bodies that spatch does not parse as an expression or statement (e.g.
+    `#define DECL(n) static pthread_mutex_t n = PTHREAD_MUTEX_INITIALIZER`) get the same renames
+    textually, token by token, with RCL_CONFIG_DEFAULT / NULL where a lock configuration would go
+    (calls inside macro bodies that do parse, like `#define LOCK(m) pthread_mutex_lock(&(m))`,
+    are rewritten by spatch itself);
+  * every changed file gets `#include "<relative path to lock_config.h>"` after its last
+    `#include <pthread.h>` (else after its first #include, else at the top).
+Nothing is written into the tree: the new texts are returned.  Running it again over its own
+output changes nothing.
+"""
+
+import json
+import os
+import re
+import shutil
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from rclify.discover import relative_files, run_spatch
+from rclify.errors import ParseError
+from rclify.lock_sites import LockSite, LockTable
+from rclify.paths import SEMANTIC_PATCHES_DIR
+
+API_DIR = SEMANTIC_PATCHES_DIR / "api"
+
+# (patch, a regex a file must match to be worth running it on)
+PATCHES = [
+    ("initializers.cocci", re.compile(r"\bPTHREAD_\w*(MUTEX|COND)_INITIALIZER")),
+    ("types.cocci", re.compile(r"\bpthread_(mutex|cond)_t\b")),
+    ("calls.cocci", re.compile(r"\bpthread_(mutex|cond|mutexattr)_\w+\s*\(")),
+]
+
+_DEFINE_TOKENS = [
+    (re.compile(r"\bpthread_mutex_t\b"), "rcl_mutex_t"),
+    (re.compile(r"\bpthread_cond_t\b"), "rcl_cond_t"),
+    (re.compile(r"\bPTHREAD_MUTEX_INITIALIZER\b"), "RCL_MUTEX_INITIALIZER(RCL_CONFIG_DEFAULT)"),
+    (re.compile(r"\bPTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP\b"), "RCL_RECURSIVE_MUTEX_INITIALIZER(RCL_CONFIG_DEFAULT)"),
+    (re.compile(r"\bPTHREAD_ERRORCHECK_MUTEX_INITIALIZER_NP\b"), "RCL_ERRORCHECK_MUTEX_INITIALIZER(RCL_CONFIG_DEFAULT)"),
+    (re.compile(r"\bPTHREAD_COND_INITIALIZER\b"), "RCL_COND_INITIALIZER"),
+    (re.compile(r"\bpthread_(mutex_(?:lock|unlock|trylock|destroy)|cond_(?:wait|timedwait|signal|broadcast|init|destroy))\b"),
+     r"rcl_\1"),
+]
+_DEFINE_INIT = re.compile(r"\bpthread_mutex_init\s*\(")
+_PTHREAD_INCLUDE = re.compile(r"^[ \t]*#[ \t]*include[ \t]*<pthread\.h>.*$", re.M)
+_ANY_INCLUDE = re.compile(r"^[ \t]*#[ \t]*include\b.*$", re.M)
+
+
+class ApiRewrite(dict):
+    """{path under root: new text} for each changed file, plus what the rewrite found:
+    records  every match the patches reported (json records: kind, file, line, ...)
+    errors   'file:line: message' for calls that cannot be rewritten (pthread_mutex_timedlock...)
+    notes    'file:line: message' for things done or kept that a user should know
+    failures {file: first parse error}: parts of those files may not have been rewritten
+    """
+
+    def __init__(self):
+        super().__init__()
+        self.records: list[dict] = []
+        self.errors: list[str] = []
+        self.notes: list[str] = []
+        self.failures: dict[str, str] = {}
+        self.seconds = 0.0
+
+
+def rewrite_api(root: Path, files: list[Path], sites: list[LockSite], config_header: Path, jobs: int = 1,
+                progress: Callable[[str], None] | None = None) -> ApiRewrite:
+    """The new text of each file the API rewrite changes (a dict Path -> str, see ApiRewrite).
+
+    root: the tree; files: its C files (absolute or relative to root); sites: the lock sites
+    (rclify.lock_sites); config_header: where lock_config.h is (or will be).
+    """
+    started = time.monotonic()
+    say = progress or (lambda message: None)
+    root = Path(root).resolve()
+    result = ApiRewrite()
+    rel = relative_files(root, files)
+    table = LockTable(list(sites))
+    with tempfile.TemporaryDirectory(prefix="rclify-api-") as tmp:
+        work = Path(tmp) / "tree"
+        for f in rel:
+            (work / f).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(root / f, work / f)
+        sites_json = Path(tmp) / "lock_sites.json"
+        sites_json.write_text(json.dumps(table.to_json()))
+        for patch, wanted in PATCHES:
+            todo = [f for f in rel if wanted.search((work / f).read_text(errors="surrogateescape"))]
+            if not todo:
+                continue
+            say(f"api: spatch {patch} over {len(todo)} files")
+            records, failures, _ = run_spatch(API_DIR / patch, work, todo, jobs, mode="json",
+                                              extra_env={"RCLIFY_LOCK_SITES": str(sites_json)},
+                                              extra_args=["-D", "patch", "--in-place"])
+            result.records += records
+            for file, message in failures.items():
+                result.failures.setdefault(file, message)
+        for rec in result.records:
+            where = f"{rec['file']}:{rec['line']}"
+            if rec["kind"] == "error":
+                result.errors.append(f"{where}: {rec.get('message', rec.get('text', ''))}")
+            elif rec["kind"] in ("anonymous_initializer", "attr") or (rec["kind"] == "mutex_init" and not rec.get("lock_id")):
+                result.notes.append(f"{where}: {rec.get('message') or 'pthread_mutex_init of no known lock site: default configuration'}")
+        for f in rel:
+            old = (root / f).read_text(errors="surrogateescape")
+            new, notes = rewrite_defines((work / f).read_text(errors="surrogateescape"), f)
+            result.notes += notes
+            if new != old:
+                header = os.path.relpath(Path(config_header).resolve(), (root / f).parent)
+                result[root / f] = add_include(new, header)
+    result.errors.sort()
+    result.notes.sort()
+    result.seconds = time.monotonic() - started
+    say(f"api: {len(result)} files changed, {len(result.errors)} errors, {len(result.failures)} files with parse errors "
+        f"({result.seconds:.1f}s)")
+    return result
+
+
+def rewrite_defines(text: str, file: str = "") -> tuple[str, list[str]]:
+    """The text pass over #define directives: what spatch left of the pthread API there."""
+    lines = text.split("\n")
+    notes, i = [], 0
+    while i < len(lines):
+        if not re.match(r"^\s*#\s*define\b", lines[i]):
+            i += 1
+            continue
+        first, last = i, i
+        while lines[last].endswith("\\") and last + 1 < len(lines):
+            last += 1
+        block = "\n".join(lines[first : last + 1])
+        new = block
+        for pattern, replacement in _DEFINE_TOKENS:
+            new = pattern.sub(replacement, new)
+        new = _rewrite_define_inits(new)
+        if new != block:
+            name = re.match(r"^\s*#\s*define\s+(\w+)", block)
+            notes.append(f"{file}:{first + 1}: #define {name.group(1) if name else '?'} rewritten textually")
+            lines[first : last + 1] = new.split("\n")
+            last = first + new.count("\n")
+        i = last + 1
+    return "\n".join(lines), notes
+
+
+def _rewrite_define_inits(block: str) -> str:
+    """pthread_mutex_init(E, A) -> rcl_mutex_init(E, A, NULL) inside a macro body."""
+    out, at = [], 0
+    for m in _DEFINE_INIT.finditer(block):
+        depth, j = 0, m.end() - 1
+        while j < len(block):
+            depth += block[j] == "("
+            depth -= block[j] == ")"
+            if depth == 0:
+                break
+            j += 1
+        if j >= len(block):
+            continue
+        out.append(block[at : m.start()] + "rcl_mutex_init(" + block[m.end() : j] + ", NULL)")
+        at = j + 1
+    out.append(block[at:])
+    return "".join(out)
+
+
+def add_include(text: str, header: str) -> str:
+    """text with `#include "header"` after its last <pthread.h> include (else its first include,
+    else at the top); unchanged when it includes it already."""
+    line = f'#include "{header}"'
+    if re.search(r'^[ \t]*#[ \t]*include[ \t]*"' + re.escape(header) + '"', text, re.M):
+        return text
+    anchor = None
+    for anchor in _PTHREAD_INCLUDE.finditer(text):
+        pass
+    if anchor is None:
+        anchor = _ANY_INCLUDE.search(text)
+    if anchor is None:
+        return line + "\n" + text
+    return text[: anchor.end()] + "\n" + line + text[anchor.end() :]

@@ -1,0 +1,112 @@
+/// Moves the remaining pthread mutex / condition variable calls onto the rclify runtime: lock,
+/// unlock and trylock calls that were not extracted into critical-section functions ("hybrid"
+/// regions), destroy, and every pthread_cond_* call become their rcl_* equivalent;
+/// pthread_mutex_init(E, A) becomes rcl_mutex_init(E, A, RCL_CONFIG_REF(RCLIFY_LOCK_<id>)) with the
+/// id of E's lock site (rclify/lock_sites.py; JSON file named by $RCLIFY_LOCK_SITES; NULL, the
+/// default configuration, when E matches no site).  Calls inside macro bodies are rewritten too.
+/// pthread_mutex_timedlock, pthread_mutex_clocklock and pthread_cond_clockwait have no runtime
+/// equivalent: reported as errors and left as they are.  pthread_mutexattr_* stay (rcl_mutex_init
+/// takes a pthread_mutexattr_t) and are reported.
+//
+// Confidence: High
+// Options: --no-includes --in-place; PYTHONPATH=semantic_patches/lib:. ; RCLIFY_LOCK_SITES=sites.json;
+//          -D patch / -D report; -D json for rclify's records
+// Comments: a pthread function used as a value (a function pointer) is not rewritten.
+
+virtual patch
+virtual report
+virtual json
+
+@initialize:python@
+@@
+import rclify_smpl
+from rclify.lock_sites import LockTable
+TABLE = LockTable.from_json(rclify_smpl.env_json("RCLIFY_LOCK_SITES", []))
+
+@script:python depends on json@
+@@
+rclify_smpl.set_mode("json")
+
+// ---- pthread_mutex_init: the configuration of the lock site ------------------------------------
+
+@mutex_init_call@
+expression E, A;
+position p;
+@@
+pthread_mutex_init@p(E, A)
+
+@script:python init_config@
+p << mutex_init_call.p;
+cfg;
+@@
+name, args, _ = rclify_smpl.call_at(p[0].file, int(p[0].line), int(p[0].column))
+site = TABLE.for_init(args[0] if args else "", p[0].file, rclify_smpl.function_of(p[0]))
+coccinelle.cfg = "RCL_CONFIG_REF(%s)" % site.macro if site else "NULL"
+rclify_smpl.emit("mutex_init", p[0], text="pthread_mutex_init(" + ", ".join(args) + ")",
+                 lock_id=site.lock_id if site else "", function=rclify_smpl.function_of(p[0]))
+
+// ---- calls with an rcl_* twin ------------------------------------------------------------------
+
+@twin_call@
+identifier fn =~ "^pthread_(mutex_(lock|unlock|trylock|destroy)|cond_(wait|timedwait|signal|broadcast|init|destroy))$";
+expression list es;
+position p;
+@@
+fn@p(es)
+
+@script:python twin@
+fn << twin_call.fn;
+p << twin_call.p;
+rcl;
+@@
+coccinelle.rcl = "rcl_" + fn[len("pthread_"):]
+rclify_smpl.emit("call", p[0], name=fn, text=fn + " -> " + coccinelle.rcl, function=rclify_smpl.function_of(p[0]))
+
+// ---- no twin: reported ---------------------------------------------------------------------------
+
+@no_twin@
+identifier fn =~ "^pthread_(mutex_(timedlock|clocklock|consistent|getprioceiling|setprioceiling)|cond_clockwait)$";
+position p;
+@@
+fn@p(...)
+
+@script:python@
+fn << no_twin.fn;
+p << no_twin.p;
+@@
+rclify_smpl.emit("error", p[0], name=fn, text=fn, function=rclify_smpl.function_of(p[0]),
+                 message=fn + " has no rclify runtime equivalent: rewrite this call by hand")
+
+@attr_call@
+identifier fn =~ "^pthread_mutexattr_";
+position p;
+@@
+fn@p(...)
+
+@script:python@
+fn << attr_call.fn;
+p << attr_call.p;
+@@
+rclify_smpl.emit("attr", p[0], name=fn, text=fn, function=rclify_smpl.function_of(p[0]),
+                 message="kept: rcl_mutex_init takes a pthread_mutexattr_t")
+
+// ---- the rewrites: after every matching and reporting rule, whose positions they inherit (rules
+// after a transformation would see spatch's re-parsed intermediate file, not the original) ----
+
+@depends on patch@
+expression mutex_init_call.E, mutex_init_call.A;
+position mutex_init_call.p;
+identifier init_config.cfg;
+@@
+- pthread_mutex_init@p(E, A)
++ rcl_mutex_init(E, A, cfg)
+
+// (no position here: spatch cannot inherit one over the modifications of the rule above; every
+// call of fn is renamed, which is what the position would select anyway)
+@depends on patch@
+identifier twin_call.fn, twin.rcl;
+expression list es;
+@@
+- fn(es)
++ rcl(es)
+
