@@ -81,7 +81,7 @@ def add_wrappers(parsed: ParsedFile, root: Path, vocab: Vocabulary) -> None:
             name=fn.spelling, kind=op.kind, params=tuple(p.spelling for p in params),
             param_types=tuple(p.type.spelling for p in params), expr=op.mutex,
             file=str(parsed.path.relative_to(root)), is_static=fn.storage_class == ci.StorageClass.STATIC,
-            end_offset=fn.extent.end.offset,
+            start_offset=fn.extent.start.offset, end_offset=fn.extent.end.offset,
         )
 
 

@@ -43,6 +43,7 @@ class Wrapper:
     expr: str  # the pthread_mutex_t * expression, in terms of params and file-scope names
     file: str
     is_static: bool
+    start_offset: int  # where the definition starts
     end_offset: int  # where the definition ends (the accessor is emitted there)
 
     @property
@@ -58,6 +59,7 @@ class LockOp:
     via: str = ""  # macro or wrapper the call was reached through
     checked: bool = False  # result tested, failure path does not return
     wrapper: Wrapper | None = None
+    wrapper_expr: str = ""  # for a wrapper call: the mutex expression with the arguments in
 
 
 @dataclass
@@ -175,7 +177,7 @@ def _classify_call(tokens: list[Token], text: str, vocab: Vocabulary, depth: int
     if expr is None:
         return None
     call = f"{wrapper.accessor}({', '.join(args)})"
-    return LockOp(wrapper.kind, call, normalize(expr), via=name, wrapper=wrapper)
+    return LockOp(wrapper.kind, call, normalize(expr), via=name, wrapper=wrapper, wrapper_expr=expr)
 
 
 def _expanded(macro: Macro, args: list[str], vocab: Vocabulary, depth: int) -> LockOp | None:
@@ -185,7 +187,8 @@ def _expanded(macro: Macro, args: list[str], vocab: Vocabulary, depth: int) -> L
     op = classify(body, vocab, depth + 1)
     if op is None:
         return None
-    return LockOp(op.kind, pretty(op.mutex), op.key, via=macro.name, checked=op.checked, wrapper=op.wrapper)
+    return LockOp(op.kind, pretty(op.mutex), op.key, via=macro.name, checked=op.checked, wrapper=op.wrapper,
+                  wrapper_expr=op.wrapper_expr)
 
 
 def _classify_checked(tokens: list[Token], text: str, vocab: Vocabulary, depth: int) -> LockOp | None:
@@ -203,4 +206,4 @@ def _classify_checked(tokens: list[Token], text: str, vocab: Vocabulary, depth: 
     op = classify(text[cond[0].start : cond[-1].end], vocab, depth + 1)
     if op is None or op.kind == "trylock":
         return None
-    return LockOp(op.kind, op.mutex, op.key, op.via, True, op.wrapper)
+    return LockOp(op.kind, op.mutex, op.key, op.via, True, op.wrapper, op.wrapper_expr)

@@ -57,6 +57,8 @@ class Outcome:
     wrappers: list[dict] = field(default_factory=list)
     failures: dict[str, str] = field(default_factory=dict)
     stubbed_headers: list[str] = field(default_factory=list)
+    api_errors: list[str] = field(default_factory=list)  # calls the runtime has no equivalent for
+    api_notes: list[str] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
     files_scanned: int = 0
     already_transformed: bool = False
@@ -150,6 +152,8 @@ def report_json(outcome: Outcome) -> dict:
         "wrappers": outcome.wrappers,
         "parse_failures": outcome.failures,
         "stubbed_headers": outcome.stubbed_headers,
+        "api_errors": outcome.api_errors,
+        "api_notes": outcome.api_notes,
         "timings": outcome.timings,
     }
 
@@ -290,6 +294,10 @@ def _extract(root: Path, parsed: dict[Path, cparse.ParsedFile], vocab: Vocabular
     for path, extractor in extractors.items():
         rel = str(path.relative_to(root))
         insertions = [(w.end_offset, render_accessor(w)) for w in used.values() if w.file == rel]
+        if insertions or extractor.extractions:
+            # calls to a static wrapper may all have been extracted: keep -Wunused-function quiet
+            insertions += [(w.start_offset, "__attribute__((unused)) ") for w in vocab.wrappers.values()
+                           if w.file == rel and w.is_static]
         text = extractor.render(insertions)
         if text is not None:
             rendered[path] = text
@@ -301,6 +309,7 @@ def _region_record(rel: str, region: Region, extractor: FileExtractor) -> dict:
     record = {
         "file": rel, "line": region.line, "function": region.function.spelling,
         "lock": region.lock.mutex, "via": region.lock.via, "kind": region.lock.kind,
+        "lock_expr": region.lock.wrapper_expr or region.lock.mutex,
     }
     if region.extractable:
         extraction = next(e for e in extractor.extractions if e.region is region)
@@ -332,8 +341,12 @@ def _rewrite_api(root, files, rendered, discovery, config_path, options, outcome
                 shutil.copy2(path, target)
             staged.append(target)
         staged_config = staging / config_path.relative_to(root) if config_path.is_relative_to(root) else config_path
-        sites = lock_sites.lock_sites(discovery)
-        new_texts = api_rewrite.rewrite_api(staging, staged, sites, staged_config, options.jobs)
+        table = lock_sites.build_lock_table(discovery)
+        new_texts = api_rewrite.rewrite_api(staging, staged, table.sites, staged_config, options.jobs)
+        outcome.api_errors = new_texts.errors
+        outcome.api_notes = new_texts.notes
+        for rel, message in new_texts.failures.items():
+            outcome.failures.setdefault(rel, message)
         changed = {}
         for target in staged:
             rel = str(target.relative_to(staging))
@@ -353,15 +366,15 @@ def _rewrite_api(root, files, rendered, discovery, config_path, options, outcome
 def _lock_entries(root: Path, discovery, outcome: Outcome, config_path: Path) -> list[lock_config.LockEntry]:
     from rclify import lock_sites
 
-    sites = lock_sites.lock_sites(discovery)
+    table = lock_sites.build_lock_table(discovery)
     counts: dict[str, Counter] = {}
     for region in outcome.regions:
-        lock_id = lock_sites.match_lock(sites, region["lock"], region["file"], region["function"])
+        lock_id = table.match_lock(region["lock_expr"], region["file"], region["function"])
         if lock_id is not None:
             counts.setdefault(lock_id, Counter())[region["status"]] += 1
             region["lock_id"] = lock_id
     entries = []
-    for entry in lock_sites.lock_entries(sites):
+    for entry in table.entries():
         c = counts.get(entry.lock_id, Counter())
         total = c["extracted"] + c["hybrid"]
         entry.description = (f"{entry.description}; {total} region{'s' if total != 1 else ''}, "
