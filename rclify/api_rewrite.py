@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from rclify.discover import relative_files, run_spatch
+from rclify.discover import code_only, relative_files, run_spatch
 from rclify.errors import ParseError
 from rclify.lock_sites import LockSite, LockTable
 from rclify.paths import SEMANTIC_PATCHES_DIR
@@ -108,7 +108,7 @@ def rewrite_api(root: Path, files: list[Path], sites: list[LockSite], config_hea
                 result.notes.append(f"{where}: {rec.get('message') or 'pthread_mutex_init of no known lock site: default configuration'}")
         for f in rel:
             old = (root / f).read_text(errors="surrogateescape")
-            new, notes = rewrite_defines((work / f).read_text(errors="surrogateescape"), f)
+            new, notes = rewrite_leftovers((work / f).read_text(errors="surrogateescape"), f)
             result.notes += notes
             if new != old:
                 header = os.path.relpath(Path(config_header).resolve(), (root / f).parent)
@@ -121,48 +121,50 @@ def rewrite_api(root: Path, files: list[Path], sites: list[LockSite], config_hea
     return result
 
 
-def rewrite_defines(text: str, file: str = "") -> tuple[str, list[str]]:
-    """The text pass over #define directives: what spatch left of the pthread API there."""
-    lines = text.split("\n")
-    notes, i = [], 0
-    while i < len(lines):
-        if not re.match(r"^\s*#\s*define\b", lines[i]):
-            i += 1
-            continue
-        first, last = i, i
-        while lines[last].endswith("\\") and last + 1 < len(lines):
-            last += 1
-        block = "\n".join(lines[first : last + 1])
-        new = block
-        for pattern, replacement in _DEFINE_TOKENS:
-            new = pattern.sub(replacement, new)
-        new = _rewrite_define_inits(new)
-        if new != block:
-            name = re.match(r"^\s*#\s*define\s+(\w+)", block)
-            notes.append(f"{file}:{first + 1}: #define {name.group(1) if name else '?'} rewritten textually")
-            lines[first : last + 1] = new.split("\n")
-            last = first + new.count("\n")
-        i = last + 1
-    return "\n".join(lines), notes
-
-
-def _rewrite_define_inits(block: str) -> str:
-    """pthread_mutex_init(E, A) -> rcl_mutex_init(E, A, NULL) inside a macro body."""
-    out, at = [], 0
-    for m in _DEFINE_INIT.finditer(block):
+def rewrite_leftovers(text: str, file: str = "") -> tuple[str, list[str]]:
+    """The text pass: what spatch left of the pthread API, token by token (comments and strings
+    untouched).  That is #define bodies spatch does not parse as C, and code it did not match
+    (a function it could not analyse, e.g. computed goto, or one that failed to parse).
+    pthread_mutex_init gets a NULL configuration, static initializers RCL_CONFIG_DEFAULT: each
+    change is a note naming its line."""
+    code = code_only(text)
+    edits: list[tuple[int, int, str, str]] = []  # start, end, replacement, what
+    for pattern, replacement in _DEFINE_TOKENS:
+        for m in pattern.finditer(code):
+            edits.append((m.start(), m.end(), m.expand(replacement), m.group(0)))
+    for m in _DEFINE_INIT.finditer(code):
         depth, j = 0, m.end() - 1
-        while j < len(block):
-            depth += block[j] == "("
-            depth -= block[j] == ")"
+        while j < len(code):
+            depth += code[j] == "("
+            depth -= code[j] == ")"
             if depth == 0:
                 break
             j += 1
-        if j >= len(block):
-            continue
-        out.append(block[at : m.start()] + "rcl_mutex_init(" + block[m.end() : j] + ", NULL)")
-        at = j + 1
-    out.append(block[at:])
-    return "".join(out)
+        if j < len(code):
+            edits.append((m.start(), m.end(), "rcl_mutex_init(", "pthread_mutex_init"))
+            edits.append((j, j, ", NULL", ""))
+    notes = []
+    for start, end, replacement, what in sorted(edits, reverse=True):
+        text = text[:start] + replacement + text[end:]
+        if what:
+            line = code.count("\n", 0, start) + 1
+            where = "in #define " + _define_name(code, start) if _define_name(code, start) else "code spatch did not rewrite"
+            notes.append(f"{file}:{line}: {what} rewritten textually ({where})")
+    return text, sorted(set(notes))
+
+
+def rewrite_defines(text: str, file: str = "") -> tuple[str, list[str]]:
+    """Kept for callers of the first version: the same as rewrite_leftovers."""
+    return rewrite_leftovers(text, file)
+
+
+def _define_name(code: str, at: int) -> str:
+    """The macro name when offset at lies in a #define directive, else ''."""
+    begin = code.rfind("\n", 0, at) + 1
+    while begin > 1 and code[begin - 2] == "\\":
+        begin = code.rfind("\n", 0, begin - 1) + 1
+    m = re.match(r"[ \t]*#[ \t]*define[ \t]+(\w+)", code[begin:])
+    return m.group(1) if m else ""
 
 
 def add_include(text: str, header: str) -> str:
