@@ -9,6 +9,8 @@
  * grows and shrinks repeatedly.  Run in this process (default settings), then in children with
  * RCLIFY_FIFO=1 (SCHED_FIFO servicing threads where permitted) and with RCLIFY_NO_FIFO=1 as well
  * (degraded mode forced).  Must complete.  Also run with the posix algorithm for reference.
+ * Second scenario, same settings: a section blocks on a condvar of a posix lock taken inside it,
+ * and the section that signals it runs on the same server.
  */
 #include "test_util.h"
 
@@ -75,6 +77,63 @@ static void client(int index, void *arg)
     }
 }
 
+/*
+ * A section on l1 waits on a condvar with a posix lock p (taken in hybrid mode inside the
+ * section): the servicing thread blocks on a lock the server knows nothing of.  The signal comes
+ * from a section on l2, same server, which must find another servicing thread.
+ */
+static rcl_mutex_t p;
+static rcl_cond_t pcv;
+static int p_ready, p_waiting;
+
+static int cs_wait_posix(void *arg)
+{
+    rcl_mutex_lock(&p);
+    __atomic_store_n(&p_waiting, 1, __ATOMIC_RELEASE);
+    int rc = 0;
+    while (!p_ready && rc == 0)
+        rc = rcl_cond_wait(&pcv, &p);
+    rcl_mutex_unlock(&p);
+    return rc ? 100 + rc : 1;
+}
+
+static int cs_signal_posix(void *arg)
+{
+    rcl_mutex_lock(&p);
+    p_ready = 1;
+    rcl_cond_signal(&pcv);
+    rcl_mutex_unlock(&p);
+    return 2;
+}
+
+static void posix_waiter(int index, void *arg)
+{
+    if (index == 0) {
+        CHECK_EQ(rcl_execute(&l1, cs_wait_posix, NULL), 1, "section waiting on a posix condvar (100+: wait failed)");
+    } else {
+        t_wait_flag(&p_waiting, 1);
+        CHECK_EQ(rcl_execute(&l2, cs_signal_posix, NULL), 2, "section signalling it, same server");
+    }
+}
+
+static void scenario_posix_wait(int alg, const char *mode)
+{
+    t_mutex_init(&l1, -1, "liveness.c:l1", alg, 0);
+    t_mutex_init(&l2, -1, "liveness.c:l2", alg, 0);
+    t_mutex_init(&p, -1, "liveness.c:p", RCL_ALG_POSIX, 0);
+    rcl_cond_init(&pcv, NULL);
+    for (int r = 0; r < ROUNDS; r++) {
+        p_ready = p_waiting = 0;
+        t_run_threads(2, posix_waiter, NULL);
+    }
+    rcl_cond_destroy(&pcv);
+    CHECK_EQ(rcl_mutex_destroy(&p), 0, "destroy p");
+    CHECK_EQ(rcl_mutex_destroy(&l1), 0, "destroy l1");
+    CHECK_EQ(rcl_mutex_destroy(&l2), 0, "destroy l2");
+    OK("%s, %s: section blocked on a posix lock's condvar, signalled by a section on the same server x %d",
+       rcl_algorithm_name(alg), mode, ROUNDS);
+}
+
 static void scenario(int alg, const char *mode)
 {
     t_mutex_init(&l1, -1, "liveness.c:l1", alg, 0);
@@ -101,11 +160,14 @@ int main(int argc, char **argv)
     t_init(argc, argv, "liveness");
     if (t_is_child(argc, argv)) {
         scenario(RCL_ALG_RCL, argv[2]);
+        scenario_posix_wait(RCL_ALG_RCL, argv[2]);
         rcl_stats_print(2); /* its server table says which mode the server ran in */
         return t_done();
     }
     scenario(RCL_ALG_POSIX, "default settings");
     scenario(RCL_ALG_RCL, "default settings");
+    scenario_posix_wait(RCL_ALG_POSIX, "default settings");
+    scenario_posix_wait(RCL_ALG_RCL, "default settings");
 
     static const struct {
         const char *mode;

@@ -5,7 +5,8 @@
  *   - a hybrid lock/unlock of the inner lock inside an extracted section, and an extracted section
  *     inside a hybrid one;
  *   - rcl outer with a posix inner and the reverse;
- *   - three levels across both servers.
+ *   - three levels across both servers;
+ *   - a condvar wait inside an inner section on server 1 nested in an outer one on server 0.
  * 4 threads, exact counts of both the outer and the inner data.
  */
 #include "test_util.h"
@@ -106,6 +107,72 @@ static void run(int outer_alg, int outer_server, int inner_alg, int inner_server
         CHECK_EQ(rcl_mutex_destroy(&mt), 0, "destroy");
 }
 
+/*
+ * A condvar wait in an inner section on server 1, nested in an outer section on server 0: server
+ * 0's servicing thread waits for server 1 while the inner section waits for a signal; a section
+ * on server 1 signals it, and sections on another lock of server 0 keep running meanwhile.
+ */
+static rcl_mutex_t ca, cb, cc;
+static rcl_cond_t ccv;
+static int c_flag, c_waiting, c_done;
+static long c_count;
+
+static int cs_c_inner(void *p)
+{
+    __atomic_store_n(&c_waiting, 1, __ATOMIC_RELEASE);
+    int rc = 0;
+    while (!c_flag && rc == 0)
+        rc = rcl_cond_wait(&ccv, &cb);
+    return rc ? 100 + rc : 1;
+}
+static int cs_c_outer(void *p)
+{
+    return rcl_execute(&cb, cs_c_inner, NULL);
+}
+static int cs_c_signal(void *p)
+{
+    c_flag = 1;
+    return rcl_cond_signal(&ccv);
+}
+static int cs_c_count(void *p)
+{
+    c_count++;
+    return 0;
+}
+
+static void cond_worker(int index, void *arg)
+{
+    if (index == 0) {
+        CHECK_EQ(rcl_execute(&ca, cs_c_outer, NULL), 1, "outer section whose inner one waited (100+: wait failed)");
+        __atomic_store_n(&c_done, 1, __ATOMIC_RELEASE);
+    } else if (index == 1) {
+        t_wait_flag(&c_waiting, 1);
+        for (int i = 0; i < 100; i++) /* server 0 still serves its other locks */
+            rcl_execute(&cc, cs_c_count, NULL);
+        CHECK_EQ(rcl_execute(&cb, cs_c_signal, NULL), 0, "signalling section on server 1");
+    }
+}
+
+static void cond_in_nested(int alg)
+{
+    t_mutex_init(&ca, -1, "nested.c:ca", alg, 0);
+    t_mutex_init(&cb, -1, "nested.c:cb", alg, 1);
+    t_mutex_init(&cc, -1, "nested.c:cc", alg, 0);
+    rcl_cond_init(&ccv, NULL);
+    c_count = 0;
+    for (int r = 0; r < 5; r++) {
+        c_flag = c_waiting = c_done = 0;
+        t_run_threads(2, cond_worker, NULL);
+    }
+    CHECK_EQ(c_count, 500, "sections on server 0's other lock");
+    rcl_cond_destroy(&ccv);
+    CHECK_EQ(rcl_mutex_destroy(&ca), 0, "destroy");
+    CHECK_EQ(rcl_mutex_destroy(&cb), 0, "destroy");
+    CHECK_EQ(rcl_mutex_destroy(&cc), 0, "destroy");
+    OK("%s: condvar wait in an inner section on server 1 nested in one on server 0, other server-0 sections "
+       "served meanwhile, x 5", rcl_algorithm_name(alg));
+}
+
 int main(int argc, char **argv)
 {
     t_init(argc, argv, "nested");
@@ -118,5 +185,7 @@ int main(int argc, char **argv)
     }
     run(RCL_ALG_RCL, 0, RCL_ALG_RCL, 1, EXEC_EXEC, 1);
     run(RCL_ALG_RCL, 1, RCL_ALG_RCL, 0, EXEC_EXEC, 1);
+    cond_in_nested(RCL_ALG_POSIX);
+    cond_in_nested(RCL_ALG_RCL);
     return t_done();
 }
