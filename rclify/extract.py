@@ -187,11 +187,13 @@ class FileExtractor:
                 exits.insert(0, {"flag": -1, "tail": self._render_range(*region.otherwise).strip(),
                                  "line": self._line(region.otherwise[0])})
         call = _templates().get_template("call_site.c.j2").render(
-            hoists=[h.declaration for h in hoists if h.start not in outer_hoisted],
+            hoists=[region.lock.result] * bool(region.lock.result)
+            + [h.declaration for h in hoists if h.start not in outer_hoisted],
             labeled=_is_labeled(region), indent=indent,
             ctx_type=extraction.ctx_type, n=f"{fn_name}_{n}", captures=captures, exits=exits,
             mutex=region.lock.mutex, fn_name=extraction.fn_name, trylock=region.is_trylock,
-        ).rstrip("\n") + f"\n#line {self._line(region.end)}\n"
+        ).rstrip("\n") + (f" {region.end_result}" if region.end_result else "") \
+            + f"\n#line {self._line(region.end)}\n"
         self._counters[fn_name] = n
         self.functions.setdefault(_insertion_point(self.parsed.data, fn), []).append(cs)
         self.extractions.append(extraction)
@@ -203,6 +205,8 @@ class FileExtractor:
 
     def _tail_text(self, e: Exit) -> str:
         text = self._render_range(e.tail_start, e.tail_end).strip()
+        if e.result:
+            text = f"{e.result} {text}"
         if e.drop_final_break:
             tokens = tokenize(text)
             if len(tokens) >= 2 and tokens[-2].text == "break" and tokens[-1].text == ";":

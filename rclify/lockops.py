@@ -19,9 +19,6 @@ PTHREAD_OPS = {
     "pthread_mutex_unlock": "unlock",
     "pthread_mutex_trylock": "trylock",
 }
-# A checked lock call is accepted when its failure branch cannot fall through.
-NORETURN = {"abort", "exit", "_exit", "_Exit", "__builtin_trap", "__builtin_unreachable", "assert",
-            "__assert_fail", "err", "errx", "pthread_exit"}
 _MAX_EXPANSION_DEPTH = 8
 
 
@@ -60,6 +57,7 @@ class LockOp:
     checked: bool = False  # result tested, failure path does not return
     wrapper: Wrapper | None = None
     wrapper_expr: str = ""  # for a wrapper call: the mutex expression with the arguments in
+    result: str = ""  # C that keeps the variable the call's result went to: "err = 0;", "int err = 0;"
 
 
 @dataclass
@@ -151,6 +149,8 @@ def classify(text: str, vocab: Vocabulary, depth: int = 0) -> LockOp | None:
         return classify(text[tokens[3].start : tokens[-1].end], vocab, depth + 1)
     if first == "if" and len(tokens) > 3 and tokens[1].text == "(":
         return _classify_checked(tokens, text, vocab, depth)
+    if any(t.text == "=" for t in tokens):
+        return _classify_assigned(tokens, text, vocab, depth)
     return _classify_call(tokens, text, vocab, depth)
 
 
@@ -188,22 +188,38 @@ def _expanded(macro: Macro, args: list[str], vocab: Vocabulary, depth: int) -> L
     if op is None:
         return None
     return LockOp(op.kind, pretty(op.mutex), op.key, via=macro.name, checked=op.checked, wrapper=op.wrapper,
-                  wrapper_expr=op.wrapper_expr)
+                  wrapper_expr=op.wrapper_expr, result=op.result)
 
 
 def _classify_checked(tokens: list[Token], text: str, vocab: Vocabulary, depth: int) -> LockOp | None:
-    """if (LOCKCALL [op literal]) NORETURN-STATEMENT  (no else)."""
+    """if (CALL != 0) FAILURE;  if (CALL) FAILURE;  if ((v = CALL) != 0) FAILURE;  (no else)
+
+    The failure branch is dropped: a section the runtime cannot lock aborts with a message, so
+    that branch could only run on a broken mutex.  Success-branch forms (`== 0`, `!CALL`) are
+    regions of their own, not checks, and are not accepted here."""
     close = _matching(tokens, 1)
-    if close < 0 or any(t.text == "else" for t in tokens[close + 1 :]):
+    if close < 0 or close == len(tokens) - 1 or any(t.text == "else" for t in tokens[close + 1 :]):
         return None
     cond = tokens[2:close]
-    if cond and cond[0].text == "!":
-        cond = cond[1:]
-    if len(cond) >= 2 and cond[-2].text in ("!=", "==", "<", ">") and cond[-1].kind in ("number", "ident"):
+    if len(cond) >= 2 and cond[-2].text == "!=" and cond[-1].text == "0":
         cond = cond[:-2]
-    if not cond or not any(t.text in NORETURN for t in tokens[close + 1 :]):
+    if cond and cond[0].text == "(" and _matching(cond, 0) == len(cond) - 1:
+        cond = cond[1:-1]
+    if not cond or cond[0].text == "!":
         return None
     op = classify(text[cond[0].start : cond[-1].end], vocab, depth + 1)
     if op is None or op.kind == "trylock":
         return None
-    return LockOp(op.kind, op.mutex, op.key, op.via, True, op.wrapper, op.wrapper_expr)
+    return LockOp(op.kind, op.mutex, op.key, op.via, True, op.wrapper, op.wrapper_expr, op.result)
+
+
+def _classify_assigned(tokens: list[Token], text: str, vocab: Vocabulary, depth: int) -> LockOp | None:
+    """v = CALL;  TYPE v = CALL;  — the variable then holds 0 (success) in the caller."""
+    eq = next((i for i, t in enumerate(tokens) if t.text == "="), -1)
+    if eq < 1 or tokens[eq - 1].kind != "ident" or not all(t.kind == "ident" or t.text == "*" for t in tokens[:eq]):
+        return None
+    op = classify(text[tokens[eq + 1].start : tokens[-1].end], vocab, depth + 1) if eq + 1 < len(tokens) else None
+    if op is None or op.kind == "trylock":
+        return None
+    result = text[tokens[0].start : tokens[eq].start].strip() + " = 0;"
+    return LockOp(op.kind, op.mutex, op.key, op.via, True, op.wrapper, op.wrapper_expr, result)

@@ -61,6 +61,7 @@ class Exit:
     tail_end: int  # end of the tail (after its final jump, or the end of its block)
     ends_with_jump: bool = False  # the tail ends with return/goto/break/continue
     drop_final_break: bool = False  # the tail's last `break` leaves the region's last statement
+    result: str = ""  # keeps the unlock's result variable ("rc = 0;"), run before the tail
 
 
 @dataclass
@@ -80,6 +81,7 @@ class Region:
     body_end_stmt: int = 0  # end of the statement that closes the section
     after: tuple[int, int] | None = None  # trylock: rest of the then-block, run in the caller
     otherwise: tuple[int, int] | None = None  # trylock: the else branch, run when busy
+    end_result: str = ""  # keeps the final unlock's result variable
 
     @property
     def extractable(self) -> bool:
@@ -150,7 +152,7 @@ class RegionAnalysis:
 
     def op_of(self, cursor: ci.Cursor) -> LockOp | None:
         start, end = stmt_range(self.parsed, cursor)
-        if cursor.kind in (K.COMPOUND_STMT, K.DO_STMT, K.IF_STMT) or cursor.kind.is_expression() or cursor.kind == K.UNEXPOSED_STMT:
+        if _may_be_lock(cursor):
             return classify(self.parsed.text(start, end), self.vocab)
         return None
 
@@ -205,7 +207,7 @@ class RegionAnalysis:
         op = self.op_of(cursor)
         if op is not None and op.key == self.key and op.kind == "unlock":
             start, end = stmt_range(self.parsed, cursor)
-            self._add_exit(start, end, end, ends_with_jump=False)
+            self._add_exit(start, end, end, ends_with_jump=False, result=op.result)
             return {RELEASED}
         return self.stmt(cursor)
 
@@ -284,14 +286,14 @@ class RegionAnalysis:
             inner = unlabeled(child)
             op = self.op_of(inner)
             if op is not None and op.key == self.key and op.kind == "unlock":
-                i = self._tail(children, i, is_switch_body)
+                i = self._tail(children, i, op.result)
                 state = set() if self.exits[-1].ends_with_jump else {RELEASED}
                 continue
             state = self.stmt(child)
             i += 1
         return state
 
-    def _tail(self, children: list[ci.Cursor], i: int, is_switch_body: bool) -> int:
+    def _tail(self, children: list[ci.Cursor], i: int, result: str) -> int:
         """Records the exit whose unlock is children[i]; returns the index after its tail."""
         unlock_start, tail_start = stmt_range(self.parsed, unlabeled(children[i]))
         j = i + 1
@@ -308,12 +310,12 @@ class RegionAnalysis:
                 ends_with_jump = True
                 if child.kind == K.BREAK_STMT and self.constructs:
                     self.constructs[-1].breaks_released = True
-                    self._add_exit(unlock_start, tail_start, tail_end, True, drop_final_break=True)
+                    self._add_exit(unlock_start, tail_start, tail_end, True, drop_final_break=True, result=result)
                     return j
                 if child.kind == K.CONTINUE_STMT and self.jump_target(K.CONTINUE_STMT):
                     self.problem("jump-in-tail", child)
                 break
-        self._add_exit(unlock_start, tail_start, tail_end, ends_with_jump)
+        self._add_exit(unlock_start, tail_start, tail_end, ends_with_jump, result=result)
         return j
 
     def _check_tail_statement(self, cursor: ci.Cursor) -> None:
@@ -337,9 +339,9 @@ class RegionAnalysis:
         visit(cursor, False, False)
 
     def _add_exit(self, unlock_start: int, tail_start: int, tail_end: int, ends_with_jump: bool,
-                  drop_final_break: bool = False) -> None:
+                  drop_final_break: bool = False, result: str = "") -> None:
         self.exits.append(
-            Exit(len(self.exits) + 1, unlock_start, tail_start, tail_end, ends_with_jump, drop_final_break)
+            Exit(len(self.exits) + 1, unlock_start, tail_start, tail_end, ends_with_jump, drop_final_break, result)
         )
 
 
@@ -403,7 +405,8 @@ def find_regions(parsed: ParsedFile, function: ci.Cursor, vocab: Vocabulary) -> 
 
 
 def _may_be_lock(cursor: ci.Cursor) -> bool:
-    return cursor.kind in (K.COMPOUND_STMT, K.DO_STMT, K.IF_STMT, K.UNEXPOSED_STMT) or cursor.kind.is_expression()
+    return cursor.kind in (K.COMPOUND_STMT, K.DO_STMT, K.IF_STMT, K.UNEXPOSED_STMT, K.DECL_STMT) \
+        or cursor.kind.is_expression()
 
 
 def _region_at(parsed: ParsedFile, vocab: Vocabulary, function: ci.Cursor, compound: ci.Cursor,
@@ -416,9 +419,22 @@ def _region_at(parsed: ParsedFile, vocab: Vocabulary, function: ci.Cursor, compo
     if op.kind == "trylock":
         region.problems.append(("trylock", region.line))
         return region
+    following = children[i + 1 :]
+    if following and _checks_result(parsed, following[0], op):
+        region.lock_end = stmt_range(parsed, following[0])[1]  # dead once the runtime has the lock
+        following = following[1:]
     reason = "lock-unlock-in-different-functions" if is_function_body else "unbalanced-region"
-    _close(parsed, vocab, region, children[i + 1 :], reason)
+    _close(parsed, vocab, region, following, reason)
     return region
+
+
+def _checks_result(parsed: ParsedFile, cursor: ci.Cursor, op: LockOp) -> bool:
+    """`err = lock(&m); if (err) ...;` : is cursor that test (no else) of the result variable?"""
+    if not op.result or cursor.kind != K.IF_STMT or len(list(cursor.get_children())) != 2:
+        return False
+    var = op.result.split("=")[0].split()[-1].lstrip("*")
+    cond = [t.text for t in tokenize(parsed.text(*stmt_range(parsed, list(cursor.get_children())[0])))]
+    return cond in ([var], [var, "!=", "0"], ["(", var, ")"])
 
 
 def _trylock_region_at(parsed: ParsedFile, vocab: Vocabulary, function: ci.Cursor, compound: ci.Cursor,
@@ -477,6 +493,7 @@ def _close(parsed: ParsedFile, vocab: Vocabulary, region: Region, following: lis
         child_op = analysis.op_of(inner)
         if child_op is not None and child_op.key == op.key and child_op.kind == "unlock":
             region.body_end, region.end = stmt_range(parsed, child)[0], stmt_range(parsed, inner)[1]
+            region.end_result = child_op.result
             ended = True
             break
         states = analysis.stmt(child)

@@ -403,6 +403,7 @@ def _apply(root: Path, outcome: Outcome, config_path: Path) -> None:
     written: list[Path] = []
     created_config = not config_path.exists()
     try:
+        state_dir.mkdir(exist_ok=True)
         for rel, text in sorted(outcome.changed.items()):
             path = root / rel
             backup = backup_dir / rel
