@@ -2,6 +2,7 @@
  * Whole-process behaviour, each case in a child process (re-executing this binary):
  *   - a section calling exit(42) while running on an RCL server (with other clients waiting on the
  *     same server, and with RCLIFY_STATS=1): the process exits 42, promptly;
+ *   - exit(7) from the main thread while other clients run sections: status 7, promptly;
  *   - RCLIFY_STATS=1 prints a statistics table on stderr at exit ("rclify statistics", a server
  *     table, an "rcl lock" table naming the rcl lock used and counting its sections);
  *     rcl_stats_print(fd) writes one on demand;
@@ -48,6 +49,30 @@ static int child_exit(void)
 {
     t_run_threads(4, exit_worker, NULL);
     t_fail(__FILE__, __LINE__, "the process did not exit");
+}
+
+/* The main thread exits while 3 clients hammer the server (and one section sleeps in it). */
+static int cs_nap(void *p)
+{
+    usleep(1000);
+    counter++;
+    return 0;
+}
+
+static void *hammer(void *arg)
+{
+    for (long i = 0;; i++)
+        rcl_execute(&lock_a, i % 50 ? cs_inc : cs_nap, NULL);
+    return NULL;
+}
+
+static int child_exit_main(void)
+{
+    pthread_t t;
+    for (int i = 0; i < 3; i++)
+        pthread_create(&t, NULL, hammer, NULL);
+    usleep(50000);
+    exit(7);
 }
 
 static int child_stats(void)
@@ -210,6 +235,8 @@ int main(int argc, char **argv)
     if (t_is_child(argc, argv)) {
         if (strcmp(argv[1], "--child-exit") == 0)
             return child_exit();
+        if (strcmp(argv[1], "--child-exit-main") == 0)
+            return child_exit_main();
         if (strcmp(argv[1], "--child-stats") == 0)
             return child_stats();
         return child_resolve();
@@ -221,6 +248,16 @@ int main(int argc, char **argv)
     check_exit("default", plain);
     check_exit("RCLIFY_STATS=1", stats);
     check_exit("RCLIFY_LOCKS='*=rcl' RCLIFY_STATS=1", everything_rcl);
+
+    for (int i = 0; i < 3; i++) {
+        struct t_child c;
+        const char *const *env = i == 0 ? plain : i == 1 ? stats : everything_rcl;
+        int rc = t_run_child("--child-exit-main", NULL, env, 20, &c);
+        CHECK(rc == 7, "exit(7) from main while clients run sections: child exited %d%s\n%s", rc,
+              c.timed_out ? " (timed out)" : "", c.err);
+        OK("%s: exit(7) from main while 3 clients run sections on the server: status 7 in %.2f s",
+           i == 0 ? "default" : i == 1 ? "RCLIFY_STATS=1" : "RCLIFY_LOCKS='*=rcl' RCLIFY_STATS=1", c.seconds);
+    }
 
     check_stats();
 #ifndef RCLIFY_TSAN
