@@ -35,6 +35,7 @@ REASONS = {
     "label-in-region": "a case label inside the region",
     "unrecognized-lock-shape": "a lock call inside the region in a form rclify does not recognise",
     "parse-errors": "the function has errors libclang could not recover from",
+    "file-not-parsed": "spatch could not parse the file, which is left unchanged",
     "shadowed-variable": "a variable declared in the region shadows one the region uses",
     "local-type": "the region uses a variable whose type is declared inside the function",
     "variable-length-array": "the region uses a variable-length array",

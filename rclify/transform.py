@@ -28,7 +28,7 @@ from rclify import __version__, cparse, lock_config
 from rclify.analyse import add_macros, add_wrappers, regions_of
 from rclify.errors import ParseError, ToolMissingError, UsageError
 from rclify.extract import FileExtractor, render_accessor
-from rclify.lockops import PTHREAD_OPS, Vocabulary
+from rclify.lockops import Vocabulary
 from rclify.regions import REASONS, Region
 
 STATE_DIR = ".rclify"
@@ -225,8 +225,9 @@ def _mentions(path: Path, names: set[str]) -> bool:
 def _analyse(root, files, discovery, options, outcome, progress):
     """libclang over the C files that lock: vocabulary first (macros, wrappers), then regions."""
     vocab = Vocabulary()
-    candidates = [f for f in files if f.suffix == ".c" and str(f.relative_to(root)) not in outcome.failures]
-    lockers = [f for f in candidates if _mentions(f, set(PTHREAD_OPS))]
+    # files spatch could not parse are analysed too, for the report; they are left unchanged
+    candidates = [f for f in files if f.suffix == ".c"]
+    lockers = [f for f in candidates if _mentions(f, {"pthread_mutex"})]
     stub_dir = Path(tempfile.mkdtemp(prefix="rclify-stubs-"))
     flags = [f"-I{root}", *_build_defines(root, progress), *options.cflags]
     parsed: dict[Path, cparse.ParsedFile] = {}
@@ -248,14 +249,19 @@ def _analyse(root, files, discovery, options, outcome, progress):
                 if i % 10 == 0 or i == len(paths):
                     progress(f"libclang: parsed {i}/{len(paths)} files")
 
-    parse_all(lockers)
-    for pf in parsed.values():
-        add_macros(pf, root, vocab)
-    for pf in parsed.values():
-        add_wrappers(pf, root, vocab)
-    # files that lock only through the program's macros or wrappers
-    extra = [f for f in candidates if f not in parsed and _mentions(f, set(vocab.macros) | set(vocab.wrappers))]
-    parse_all(extra)
+    # Files that lock only through the program's macros or wrappers are found as the vocabulary
+    # grows (thread.c's item_lock is written with memcached.h's mutex_lock): parse to a fixpoint.
+    todo = lockers
+    while todo:
+        parse_all(todo)
+        for path in todo:
+            if path in parsed:
+                add_macros(parsed[path], root, vocab)
+        for path in todo:
+            if path in parsed:
+                add_wrappers(parsed[path], root, vocab)
+        names = set(vocab.macros) | set(vocab.wrappers)
+        todo = [f for f in candidates if f not in parsed and _mentions(f, names)]
     for pf in parsed.values():
         outcome.stubbed_headers.extend(h for h in pf.stubbed if h not in outcome.stubbed_headers)
     if outcome.stubbed_headers:
@@ -284,6 +290,9 @@ def _extract(root: Path, parsed: dict[Path, cparse.ParsedFile], vocab: Vocabular
     extractors = {}
     for path, pf in parsed.items():
         regions = [r for fr in regions_of(pf, vocab) for r in fr.regions]
+        if str(path.relative_to(root)) in outcome.failures:
+            for region in regions:
+                region.problems.append(("file-not-parsed", region.line))
         extractor = FileExtractor(pf, regions)
         extractor.plan()
         extractors[path] = extractor
