@@ -10,7 +10,9 @@
  * RCLIFY_FIFO=1 (SCHED_FIFO servicing threads where permitted) and with RCLIFY_NO_FIFO=1 as well
  * (degraded mode forced).  Must complete.  Also run with the posix algorithm for reference.
  * Second scenario, same settings: a section blocks on a condvar of a posix lock taken inside it,
- * and the section that signals it runs on the same server.
+ * and the section that signals it runs on the same server.  Third: a client holds a lock in hybrid
+ * mode until a section on another lock of the server runs, while a section on the held lock waits
+ * on the server.
  */
 #include "test_util.h"
 
@@ -134,6 +136,56 @@ static void scenario_posix_wait(int alg, const char *mode)
        rcl_algorithm_name(alg), mode, ROUNDS);
 }
 
+/*
+ * A client holds l1 in hybrid mode and waits for a flag; another client's section on l1 queues on
+ * the server behind it; the flag is set by a section on l2, same server.  The server must not
+ * stay stuck on the queued l1 section.
+ */
+static int h_flag, h_holding, h_queued;
+
+static int cs_h_l1(void *arg)
+{
+    return 1;
+}
+
+static int cs_h_flag(void *arg)
+{
+    __atomic_store_n(&h_flag, 1, __ATOMIC_RELEASE);
+    return 2;
+}
+
+static void hybrid_holder(int index, void *arg)
+{
+    if (index == 0) {
+        CHECK_EQ(rcl_mutex_lock(&l1), 0, "hybrid lock");
+        __atomic_store_n(&h_holding, 1, __ATOMIC_RELEASE);
+        t_wait_flag(&h_flag, 1);
+        CHECK_EQ(rcl_mutex_unlock(&l1), 0, "hybrid unlock");
+    } else if (index == 1) {
+        t_wait_flag(&h_holding, 1);
+        __atomic_store_n(&h_queued, 1, __ATOMIC_RELEASE);
+        CHECK_EQ(rcl_execute(&l1, cs_h_l1, NULL), 1, "section queued behind the hybrid holder");
+    } else {
+        t_wait_flag(&h_queued, 1);
+        usleep(2000); /* let the l1 request reach the server */
+        CHECK_EQ(rcl_execute(&l2, cs_h_flag, NULL), 2, "section on l2 setting the flag");
+    }
+}
+
+static void scenario_hybrid_holder(int alg, const char *mode)
+{
+    t_mutex_init(&l1, -1, "liveness.c:l1", alg, 0);
+    t_mutex_init(&l2, -1, "liveness.c:l2", alg, 0);
+    for (int r = 0; r < ROUNDS; r++) {
+        h_flag = h_holding = h_queued = 0;
+        t_run_threads(3, hybrid_holder, NULL);
+    }
+    CHECK_EQ(rcl_mutex_destroy(&l1), 0, "destroy l1");
+    CHECK_EQ(rcl_mutex_destroy(&l2), 0, "destroy l2");
+    OK("%s, %s: client holding l1 (hybrid) until a section on l2 runs, a section on l1 queued meanwhile x %d",
+       rcl_algorithm_name(alg), mode, ROUNDS);
+}
+
 static void scenario(int alg, const char *mode)
 {
     t_mutex_init(&l1, -1, "liveness.c:l1", alg, 0);
@@ -161,6 +213,7 @@ int main(int argc, char **argv)
     if (t_is_child(argc, argv)) {
         scenario(RCL_ALG_RCL, argv[2]);
         scenario_posix_wait(RCL_ALG_RCL, argv[2]);
+        scenario_hybrid_holder(RCL_ALG_RCL, argv[2]);
         rcl_stats_print(2); /* its server table says which mode the server ran in */
         return t_done();
     }
@@ -168,6 +221,8 @@ int main(int argc, char **argv)
     scenario(RCL_ALG_RCL, "default settings");
     scenario_posix_wait(RCL_ALG_POSIX, "default settings");
     scenario_posix_wait(RCL_ALG_RCL, "default settings");
+    scenario_hybrid_holder(RCL_ALG_POSIX, "default settings");
+    scenario_hybrid_holder(RCL_ALG_RCL, "default settings");
 
     static const struct {
         const char *mode;
