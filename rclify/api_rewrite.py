@@ -2,11 +2,13 @@
 
 Runs the semantic patches of semantic_patches/api/ over copies of the files (one spatch process
 per patch over all files that mention its tokens), then two small text passes:
-  * #define bodies that spatch does not parse as an expression or statement (e.g.
-    `#define DECL(n) static pthread_mutex_t n = PTHREAD_MUTEX_INITIALIZER`) get the same renames
-    textually, token by token, with RCL_CONFIG_DEFAULT / NULL where a lock configuration would go
-    (calls inside macro bodies that do parse, like `#define LOCK(m) pthread_mutex_lock(&(m))`,
-    are rewritten by spatch itself);
+  * what spatch left of the pthread API gets the same renames textually, token by token (comments
+    and strings untouched), with RCL_CONFIG_DEFAULT / NULL where a lock configuration would go,
+    each change a note: #define bodies spatch does not parse as C (e.g.
+    `#define DECL(n) static pthread_mutex_t n = PTHREAD_MUTEX_INITIALIZER`; calls inside macro
+    bodies that do parse, like `#define LOCK(m) pthread_mutex_lock(&(m))`, are rewritten by spatch
+    itself), and code spatch did not match (functions with computed goto, code after a parse
+    error, memcached's X-macro stats functions);
   * every changed file gets `#include "<relative path to lock_config.h>"` after its last
     `#include <pthread.h>` (else after its first #include, else at the top).
 Nothing is written into the tree: the new texts are returned.  Running it again over its own
@@ -151,11 +153,6 @@ def rewrite_leftovers(text: str, file: str = "") -> tuple[str, list[str]]:
             where = "in #define " + _define_name(code, start) if _define_name(code, start) else "code spatch did not rewrite"
             notes.append(f"{file}:{line}: {what} rewritten textually ({where})")
     return text, sorted(set(notes))
-
-
-def rewrite_defines(text: str, file: str = "") -> tuple[str, list[str]]:
-    """Kept for callers of the first version: the same as rewrite_leftovers."""
-    return rewrite_leftovers(text, file)
 
 
 def _define_name(code: str, at: int) -> str:

@@ -1,10 +1,10 @@
 """Discovery: where a C tree uses the pthread mutex / condition variable API.
 
-Two spatch runs over all files at once (semantic_patches/discover/):
-  1. pthread_sites.cocci: direct pthread calls, mutex/cond definitions, struct fields, and the
-     functions whose body is a single one-argument call (wrapper candidates);
-  2. wrapper_calls.cocci: the call sites of the lock wrappers inferred from run 1 (only over the
-     files that mention one of their names).
+One spatch run over all files at once (semantic_patches/discover/pthread_sites.cocci): direct
+pthread calls, mutex/cond definitions, struct fields, the functions whose body is a single
+one-argument call (wrapper candidates), and the calls of the lock macros and likely wrapper
+functions found beforehand in the text (the guess is confirmed by spatch; a wrapper the guess
+missed gets a second run, `-D wrapper_calls_only`, over the files that call it).
 #define directives are read here, textually: a function-like macro whose body is nothing but one
 call of one argument (`pthread_mutex_lock(&(m))`, `do { pthread_mutex_unlock(&(m)); } while (0)`,
 `{ ...; }`, `(void)...`) is a wrapper candidate.  SmPL can match `#define F(...) g(E)` but not the
@@ -403,6 +403,45 @@ def unseen_calls(texts: dict[str, str], files: list[str], records: list[dict]) -
     return out
 
 
+def _run_discover(root: Path, files: list[str], jobs: int, names: list[str],
+                  args: list[str] | None = None) -> tuple[list[dict], dict[str, str]]:
+    if not files:
+        return [], {}
+    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as handle:
+        json.dump(names, handle)
+    try:
+        records, failures, _ = run_spatch(DISCOVER_DIR / "pthread_sites.cocci", root, files, jobs,
+                                          extra_env={"RCLIFY_WRAPPERS": handle.name}, extra_args=args)
+    finally:
+        os.unlink(handle.name)
+    return records, failures
+
+
+_ONE_CALL_BODY = re.compile(
+    r"\b([A-Za-z_]\w*)\s*\([^;{}()]*\)\s*\{\s*(?:return\s+)?(?:\(\s*void\s*\)\s*)?([A-Za-z_]\w*)\s*\("
+    r"(?:[^;{}()]|\((?:[^;{}()]|\([^;{}()]*\))*\))*\)\s*;\s*\}")
+
+
+def likely_wrapper_functions(texts: dict[str, str], macros: list[MacroDef]) -> set[str]:
+    """Names of functions whose text looks like `T f(params) { [return] [(void)] g(...); }` with g a
+    lock primitive, a lock macro or another such function: a guess spatch confirms."""
+    calls: dict[str, str] = {}
+    for text in texts.values():
+        for m in _ONE_CALL_BODY.finditer(code_only(text)):
+            if m.group(1) not in ("if", "while", "for", "switch", "return", "sizeof"):
+                calls.setdefault(m.group(1), m.group(2))
+    known = set(LOCK_PRIMITIVES) | set(infer_wrappers(macros, []))
+    found: set[str] = set()
+    changed = True
+    while changed:
+        changed = False
+        for name, callee in calls.items():
+            if name not in found and (callee in known or callee in found):
+                found.add(name)
+                changed = True
+    return found
+
+
 def _names_pattern(names: list[str]) -> re.Pattern:
     return re.compile(r"\b(?:" + "|".join(names) + r")\s*\(")
 
@@ -426,19 +465,28 @@ def discover(root: Path, files: list[Path], jobs: int = 1,
         return Discovery([], {}, {})
     texts = {f: (root / f).read_text(errors="surrogateescape") for f in rel}
     macros = [m for f in rel for m in read_defines(root / f, f)]
-    # Macro wrappers first (they need only the #defines), so that run 1 can skip the files that
-    # mention neither pthread_ nor a lock macro: nothing there can lock.
-    macro_wrappers = infer_wrappers(macros, [])
-    pattern = _names_pattern(list(map(re.escape, macro_wrappers)))
-    scanned = [f for f in rel if "pthread_" in texts[f] or (macro_wrappers and pattern.search(texts[f]))]
-    say(f"discover: spatch pthread_sites.cocci over {len(scanned)} of {len(rel)} files")
-    records, failures, _ = run_spatch(DISCOVER_DIR / "pthread_sites.cocci", root, scanned, jobs) if scanned else ([], {}, "")
-
+    # Lock macros need only the #defines; likely wrapper functions are guessed from the text
+    # (confirmed or dropped by spatch's one_call_function rule) so that one spatch run also finds
+    # their call sites.  Files that mention neither pthread_ nor one of these names cannot lock.
+    listed = sorted(set(infer_wrappers(macros, [])) | likely_wrapper_functions(texts, macros))
+    calls_of_listed = _names_pattern(list(map(re.escape, listed)))
+    scanned = [f for f in rel if "pthread_" in texts[f] or (listed and calls_of_listed.search(texts[f]))]
+    say(f"discover: spatch pthread_sites.cocci over {len(scanned)} of {len(rel)} files ({len(listed)} names of likely wrappers)")
+    records, failures = _run_discover(root, scanned, jobs, listed)
     for file, message in unseen_calls(texts, scanned, records).items():
         failures.setdefault(file, message)
 
     functions = [r for r in records if r["kind"] == "one_call_function"]
     wrappers = infer_wrappers(macros, functions)
+    missing = sorted(set(wrappers) - set(listed))
+    if missing:  # wrappers the text scan did not guess: a second run for their calls only
+        calls_of_missing = _names_pattern(list(map(re.escape, missing)))
+        using = [f for f in rel if calls_of_missing.search(texts[f])]
+        say(f"discover: spatch pthread_sites.cocci -D wrapper_calls_only over {len(using)} files for {', '.join(missing)}")
+        more, more_failures = _run_discover(root, using, jobs, missing, ["-D", "wrapper_calls_only"])
+        records += more
+        for file, message in more_failures.items():
+            failures.setdefault(file, message)
     # every #define whose body is one call of a lock primitive or wrapper (a name may be defined
     # in several files: each definition counts)
     wrapper_macro_lines = set()
@@ -473,31 +521,16 @@ def discover(root: Path, files: list[Path], jobs: int = 1,
             sites.append(Site("mutex_var", rec["file"], rec["line"], rec["column"], "", rec["name"],
                               scope=rec["container"], api=rec["type"]))
 
-    if wrappers:
-        names = sorted(wrappers)
-        word = _names_pattern(list(map(re.escape, names)))
-        using = [f for f in rel if word.search(texts[f])]
-        say(f"discover: {len(wrappers)} lock wrappers ({', '.join(names)}); spatch wrapper_calls.cocci over {len(using)} files")
-        if using:
-            with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as handle:
-                json.dump(names, handle)
-            try:
-                calls, more_failures, _ = run_spatch(DISCOVER_DIR / "wrapper_calls.cocci", root, using, jobs,
-                                                     extra_env={"RCLIFY_WRAPPERS": handle.name})
-            finally:
-                os.unlink(handle.name)
-            for file, message in more_failures.items():
-                failures.setdefault(file, message)
-            for rec in calls:
-                if (rec["file"], rec["line"]) in wrapper_macro_lines:
-                    continue  # one wrapper macro calling another: reached through the outer one's uses
-                wrapper = wrappers.get(rec["name"])
-                if wrapper is None:
-                    continue
-                args = tuple(rec["args"])
-                sites.append(Site(wrapper.kind, rec["file"], rec["line"], rec["column"], rec["function"],
-                                  substitute(wrapper.expr, wrapper.params, list(args)), wrapper.name, args,
-                                  api=wrapper.name))
+    for rec in records:
+        if rec["kind"] != "wrapper_call" or (rec["file"], rec["line"]) in wrapper_macro_lines:
+            continue  # (one wrapper macro calling another: reached through the outer one's uses)
+        wrapper = wrappers.get(rec["name"])
+        if wrapper is None:
+            continue  # listed but not confirmed as a wrapper
+        args = tuple(rec["args"])
+        sites.append(Site(wrapper.kind, rec["file"], rec["line"], rec["column"], rec["function"],
+                          substitute(wrapper.expr, wrapper.params, list(args)), wrapper.name, args,
+                          api=wrapper.name))
 
     sites = sorted(set(sites), key=lambda s: (s.file, s.line, s.column, s.kind))
     result = Discovery(sites, wrappers, dict(sorted(failures.items())), time.monotonic() - started,

@@ -30,7 +30,6 @@ class LockSite:
     function: str
     expr: str  # as written: the defined name, or mutex_init's first argument
     normalized: str  # expression without '&', blanks, redundant parentheses; subscripts as []
-    initializer: str = ""  # static_mutex: 'normal' | 'recursive' | 'errorcheck'
     sites: list[Site] = field(default_factory=list)  # the definition and/or the init calls
 
     @property
@@ -100,9 +99,6 @@ def _balanced(text: str) -> bool:
 def last_member(normalized: str) -> str:
     parts = re.split(r"\.|->", normalized)
     return parts[-1].rstrip("[]") if len(parts) > 1 else ""
-
-
-_INIT_KIND = re.compile(r"PTHREAD_(RECURSIVE_|ERRORCHECK_|ADAPTIVE_)?MUTEX_INITIALIZER")
 
 
 class LockTable:
@@ -206,10 +202,7 @@ def build_lock_table(discovery: Discovery) -> LockTable:
             continue
         name = site.expr + ("[]" if site.array else "")
         lock_id = f"{site.file}:{site.function + ':' if site.function else ''}{name}"
-        init = ""
-        if site.kind == "static_mutex":
-            init = "normal"
-        sites.append(LockSite(lock_id, site.kind, site.file, site.line, site.function, site.expr, name, init, [site]))
+        sites.append(LockSite(lock_id, site.kind, site.file, site.line, site.function, site.expr, name, sites=[site]))
     table = LockTable(sites)
 
     # mutex_init calls: the definition's site when they initialise a defined variable
@@ -228,9 +221,8 @@ def build_lock_table(discovery: Discovery) -> LockTable:
         group.sort(key=lambda item: (item[0].line, item[0].column))
         for n, (site, norm) in enumerate(group, 1):
             unique = lock_id if n == 1 else f"{lock_id}#{n}"
-            sites.append(LockSite(unique, "mutex_init", site.file, site.line, site.function, site.expr, norm, "", [site]))
+            sites.append(LockSite(unique, "mutex_init", site.file, site.line, site.function, site.expr, norm, sites=[site]))
 
-    # static initializer kind (recursive / errorcheck) is read back by the rewrite from the source
     sites.sort(key=lambda s: s.lock_id)
     seen: dict[str, int] = {}
     for site in sites:  # definitions can collide too (two function-local statics of one name)

@@ -211,3 +211,17 @@ def test_computed_goto_is_a_failure_not_a_silent_drop(tmp_path):
         "  goto *t[i];\na:\n  i++;\nb:\n  pthread_mutex_unlock(&m);\n}\n")
     found = discover(tmp_path, [tmp_path / "vm.c"])
     assert found.failures["vm.c"].startswith("vm.c:5: pthread_mutex_lock call not seen by spatch")
+
+
+def test_wrapper_missed_by_the_text_guess_gets_a_second_run(tmp_path):
+    # a parameter with parentheses defeats the text guess; spatch still confirms the wrapper
+    (tmp_path / "w.c").write_text(
+        "#include <pthread.h>\nstatic pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;\n"
+        "void lk(void (*cb)(void)) { pthread_mutex_lock(&m); }\n"
+        "void ul(void) { pthread_mutex_unlock(&m); }\n"
+        "void use(void) { lk(0); ul(); }\n")
+    messages = []
+    found = discover(tmp_path, [tmp_path / "w.c"], progress=messages.append)
+    assert any("wrapper_calls_only" in m and "lk" in m for m in messages)
+    used = [(s.kind, s.via, s.expr) for s in found.sites if s.function == "use"]
+    assert used == [("lock", "lk", "&m"), ("unlock", "ul", "&m")]

@@ -5,12 +5,15 @@
 /// definitions (statically initialised or not, file or function scope, arrays) and struct fields,
 /// and functions whose whole body is one call of one argument (lock wrapper candidates such as
 /// memcached's `void item_lock(uint32_t hv) { mutex_lock(&item_locks[...]); }`).
-/// rclify/discover.py reads the json output, infers lock macros and wrappers, then finds their
-/// call sites with wrapper_calls.cocci.
+/// It also reports the calls of the names listed in the JSON file named by $RCLIFY_WRAPPERS: the
+/// lock macros and likely wrapper functions rclify/discover.py found beforehand, so that one
+/// spatch run finds the wrappers' call sites too.  With -D wrapper_calls_only, only those calls
+/// are reported (a second run for wrappers that were not listed).
 //
 // Confidence: High
 // Options: --no-includes --very-quiet (system headers are not needed: pthread names are matched
-//          by spelling); PYTHONPATH=semantic_patches/lib:. ; -D json for rclify, -D report by hand
+//          by spelling); PYTHONPATH=semantic_patches/lib:. ; -D json for rclify, -D report by hand;
+//          RCLIFY_WRAPPERS=names.json and -D wrapper_calls_only as above
 // Comments: definitions through a typedef of pthread_mutex_t (`typedef pthread_mutex_t lock_t;
 //           lock_t l;`) and multi-dimensional arrays are not found.  #define directives are read by
 //           rclify/discover.py (SmPL cannot match statement-shaped macro bodies such as
@@ -18,10 +21,12 @@
 
 virtual report
 virtual json
+virtual wrapper_calls_only
 
 @initialize:python@
 @@
 import rclify_smpl
+WRAPPERS = frozenset(rclify_smpl.env_json("RCLIFY_WRAPPERS", []))
 
 @script:python depends on json@
 @@
@@ -29,7 +34,7 @@ rclify_smpl.set_mode("json")
 
 // ---- calls of the pthread mutex / cond API ---------------------------------------------------
 
-@pthread_call@
+@pthread_call depends on !wrapper_calls_only@
 identifier fn =~ "^pthread_(mutex_[a-z_]+|mutexattr_[a-z_]+|cond_(wait|timedwait|clockwait|signal|broadcast|init|destroy))$";
 position p;
 @@
@@ -45,7 +50,7 @@ rclify_smpl.emit("call", p[0], name=fn, args=args, function=rclify_smpl.function
 
 // ---- definitions ------------------------------------------------------------------------------
 
-@mutex_def@
+@mutex_def depends on !wrapper_calls_only@
 identifier x;
 position p;
 initializer I;
@@ -75,7 +80,7 @@ rclify_smpl.emit("definition", p[0], type="pthread_mutex_t", name=x,
                  init=str(I), array=bool(str(n)) or "[" in rclify_smpl.lines(p[0].file)[int(p[0].line) - 1][int(p[0].column):].split("=")[0],
                  text=x)
 
-@cond_def@
+@cond_def depends on !wrapper_calls_only@
 identifier x;
 position p;
 initializer I;
@@ -98,7 +103,7 @@ rclify_smpl.emit("definition", p[0], type="pthread_cond_t", name=x,
 
 // ---- struct fields ----------------------------------------------------------------------------
 
-@mutex_field@
+@mutex_field depends on !wrapper_calls_only@
 identifier s, x;
 type T;
 position p;
@@ -125,7 +130,7 @@ rclify_smpl.emit("field", p[0], type="pthread_mutex_t", name=x, container=("stru
 
 // ---- lock wrapper candidates: a function whose body is one call of one argument ----------------
 
-@one_call_function@
+@one_call_function depends on !wrapper_calls_only@
 identifier fn, callee;
 expression E;
 type T;
@@ -151,3 +156,20 @@ head = src[rclify_smpl.offset(p[0].file, int(p[0].line), int(p[0].column)):]
 params = head[head.index("(") + 1 : head.index(")")] if "(" in head and ")" in head else ""
 rclify_smpl.emit("one_call_function", p[0], name=fn, callee=callee, args=args,
                  params=rclify_smpl.squash(params), text=fn)
+
+// ---- calls of listed lock macros / wrapper functions ----------------------------------------------
+
+// spatch 1.1.1 refuses to pass a metavariable with a script constraint on to a script rule: the
+// name is read back from the source at the position.
+@wrapper_call@
+identifier fn : script:python () { fn in WRAPPERS };
+position p;
+@@
+fn@p(...)
+
+@script:python@
+p << wrapper_call.p;
+@@
+name, args, _ = rclify_smpl.call_at(p[0].file, int(p[0].line), int(p[0].column))
+rclify_smpl.emit("wrapper_call", p[0], name=name, args=args, function=rclify_smpl.function_of(p[0]),
+                 text=name + "(" + ", ".join(args) + ")")
