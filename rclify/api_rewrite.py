@@ -73,14 +73,16 @@ class ApiRewrite(dict):
 
 def rewrite_api(root: Path, files: list[Path], sites: list[LockSite], config_header: Path, jobs: int = 1,
                 progress: Callable[[str], None] | None = None) -> ApiRewrite:
-    """The new text of each file the API rewrite changes (a dict Path -> str, see ApiRewrite).
+    """The new text of each file the API rewrite changes: {root / relative path: text} (root as
+    given), an ApiRewrite dict that also carries errors, notes and failures.
 
     root: the tree; files: its C files (absolute or relative to root); sites: the lock sites
     (rclify.lock_sites); config_header: where lock_config.h is (or will be).
     """
     started = time.monotonic()
     say = progress or (lambda message: None)
-    root = Path(root).resolve()
+    given = Path(root)  # keys of the result: root as the caller spelled it, / the relative path
+    root = given.resolve()
     result = ApiRewrite()
     rel = relative_files(root, files)
     table = LockTable(list(sites))
@@ -106,7 +108,7 @@ def rewrite_api(root: Path, files: list[Path], sites: list[LockSite], config_hea
             where = f"{rec['file']}:{rec['line']}"
             if rec["kind"] == "error":
                 result.errors.append(f"{where}: {rec.get('message', rec.get('text', ''))}")
-            elif rec["kind"] in ("anonymous_initializer", "attr") or (rec["kind"] == "mutex_init" and not rec.get("lock_id")):
+            elif rec["kind"] in ("anonymous_initializer", "initializer_kind_dropped", "attr") or (rec["kind"] == "mutex_init" and not rec.get("lock_id")):
                 result.notes.append(f"{where}: {rec.get('message') or 'pthread_mutex_init of no known lock site: default configuration'}")
         for f in rel:
             old = (root / f).read_text(errors="surrogateescape")
@@ -114,7 +116,7 @@ def rewrite_api(root: Path, files: list[Path], sites: list[LockSite], config_hea
             result.notes += notes
             if new != old:
                 header = os.path.relpath(Path(config_header).resolve(), (root / f).parent)
-                result[root / f] = add_include(new, header)
+                result[given / f] = add_include(new, header)
     result.errors.sort()
     result.notes.sort()
     result.seconds = time.monotonic() - started

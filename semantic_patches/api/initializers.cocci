@@ -6,6 +6,7 @@
 /// <id> is the lock id of the definition the initializer belongs to (rclify/lock_sites.py), read
 /// from the JSON file named by $RCLIFY_LOCK_SITES.  An initializer that belongs to no known
 /// definition (a struct initializer, a compound literal) gets RCL_CONFIG_DEFAULT and is reported.
+/// PTHREAD_ADAPTIVE_MUTEX_INITIALIZER_NP (a spinning hint) becomes RCL_MUTEX_INITIALIZER, reported.
 //
 // Confidence: High for `T m = INIT;` and `T m[N] = { INIT, ... };`; Moderate elsewhere (see above)
 // Options: --no-includes --in-place; PYTHONPATH=semantic_patches/lib:. ; RCLIFY_LOCK_SITES=sites.json;
@@ -34,7 +35,7 @@ RCL_NAME = {
 rclify_smpl.set_mode("json")
 
 @mutex_init_value@
-identifier I =~ "^PTHREAD_(RECURSIVE_|ERRORCHECK_)?MUTEX_INITIALIZER(_NP)?$";
+identifier I =~ "^PTHREAD_(RECURSIVE_|ERRORCHECK_|ADAPTIVE_)?MUTEX_INITIALIZER(_NP)?$";
 position p;
 @@
 I@p
@@ -51,7 +52,8 @@ site = TABLE.for_initializer(p[0].file, p[0].current_element, src,
 coccinelle.init = RCL_NAME.get(I, "RCL_MUTEX_INITIALIZER")
 coccinelle.cfg = site.macro if site else "RCL_CONFIG_DEFAULT"
 if I not in RCL_NAME:
-    rclify_smpl.emit("error", p[0], name=I, text=I, message="no rclify equivalent of " + I)
+    rclify_smpl.emit("initializer_kind_dropped", p[0], name=I, text=I, lock_id=site.lock_id if site else "",
+                     message=I + " has no rclify equivalent: RCL_MUTEX_INITIALIZER (a normal mutex)")
 elif site is None:
     rclify_smpl.emit("anonymous_initializer", p[0], name=I, text=I,
                      message="not the initializer of a known definition: RCL_CONFIG_DEFAULT")
