@@ -3,8 +3,9 @@
 Each measurement starts a fresh server on 127.0.0.1 (a free port), runs one memcslap workload
 against it (get-only or set-only, as in the RCL paper: --test=get / --test=set, --concurrency,
 --execute-number) and stops the server.  Original and transformed runs alternate, in a different
-order each round, so slow drifts of a shared machine fall on both sides; the figures reported are
-medians over the rounds, and the ratio is transformed / original.
+order each round, so slow drifts of a shared machine fall on both sides.  Reported: the median ops/s
+of each side, and the median (and range) over the rounds of transformed / original, each ratio taken
+from two runs made back to back.
 
 The original is the pristine Debian source built without rclify (work/memcached.original, made on
 first use); the transformed tree must have been built (`rclify check` builds it).  Pointing
@@ -78,10 +79,13 @@ class Measure:
     transformed: list[float] = field(default_factory=list)
 
     @property
+    def pair_ratios(self) -> list[float]:
+        """transformed / original of each round: the two runs of a round are adjacent in time."""
+        return [t / o for o, t in zip(self.original, self.transformed)]
+
+    @property
     def ratio(self) -> float | None:
-        if not self.original or not self.transformed:
-            return None
-        return statistics.median(self.transformed) / statistics.median(self.original)
+        return statistics.median(self.pair_ratios) if self.pair_ratios else None
 
 
 def run(args) -> int:
@@ -249,16 +253,19 @@ def parse_slap(text: str, workload: str) -> float | None:
 
 
 def format_table(measures: list[Measure]) -> str:
-    header = ["workload", "assignment", "runs", "original ops/s", "transformed ops/s", "ratio"]
+    header = ["workload", "assignment", "rounds", "original ops/s", "transformed ops/s", "ratio", "range"]
     rows = []
     for m in measures:
         med = lambda xs: f"{statistics.median(xs):,.0f}" if xs else "-"  # noqa: E731
-        rows.append([m.workload, m.locks, f"{len(m.original)}+{len(m.transformed)}", med(m.original),
-                     med(m.transformed), f"{m.ratio:.3f}" if m.ratio else "-"])
+        ratios = m.pair_ratios
+        rows.append([m.workload, m.locks, str(len(ratios)), med(m.original), med(m.transformed),
+                     f"{m.ratio:.3f}" if ratios else "-",
+                     f"{min(ratios):.2f}-{max(ratios):.2f}" if ratios else "-"])
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
     lines = ["  ".join(c.rjust(w) if i >= 2 else c.ljust(w) for i, (c, w) in enumerate(zip(r, widths)))
              for r in [header, *rows]]
-    return "\n".join(lines + ["(medians over the rounds; ratio = transformed / original)"])
+    return "\n".join(lines + ["(ops/s: medians over the rounds; ratio: median over the rounds of transformed / original"
+                               " measured back to back; range: lowest-highest of those ratios)"])
 
 
 def main(argv: list[str] | None = None) -> int:

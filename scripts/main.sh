@@ -15,6 +15,11 @@ bash scripts/setup.sh
 echo "== fetch Debian's memcached source into $TREE"
 python3 -m rclify.memcached fetch "$TREE"
 
+if [ ! -f "$TREE/config.h" ]; then
+    echo "== configure $TREE (transform analyses the tree with its config.h)"
+    (cd "$TREE" && ./configure -q)
+fi
+
 echo "== rclify transform $TREE"
 if ! python3 -m rclify transform "$TREE"; then
     echo "main: 'rclify transform $TREE' failed (above); stopping: checking an untransformed tree" \

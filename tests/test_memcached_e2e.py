@@ -1,0 +1,88 @@
+"""End to end on Debian's memcached: fetch, (transform), build against the runtime, run its tests,
+bench.  Slow (a build, a test suite) and needs the network once (apt-get source; the pristine copy
+is kept in work/memcached.pristine and reused)."""
+
+import os
+import subprocess
+import sys
+from argparse import Namespace
+from pathlib import Path
+
+import pytest
+
+from rclify import check, memcached, memcached_bench
+from rclify.paths import PROJECT_ROOT
+
+PRISTINE = PROJECT_ROOT / "work" / "memcached.pristine"
+QUICK_TESTS = "./sizes && ./testapp && prove t/getset.t t/incrdecr.t t/noreply.t t/flush-all.t"
+
+
+def fetch_copy(dest: Path) -> memcached.Source:
+    return memcached.fetch(dest, fresh=True, pristine=PRISTINE, log=lambda m: None)
+
+
+def transform(tree: Path) -> None:
+    """`rclify transform TREE`: the step that fails until transform is implemented."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "rclify", "transform", str(tree)], capture_output=True, text=True, timeout=1800
+    )
+    assert proc.returncode == 0, f"rclify transform {tree} failed: {proc.stderr.strip()}"
+
+
+def memcached_processes(tree: Path) -> list[str]:
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[0].decode()
+        except OSError:
+            continue
+        if cmdline.startswith(str(tree)):
+            found.append(f"{pid} {cmdline}")
+    return found
+
+
+@pytest.mark.slow
+def test_fetch_applies_debian_patches_and_is_idempotent(tmp_path):
+    first = fetch_copy(tmp_path / "memcached")
+    assert memcached.is_memcached_tree(first.working)
+    applied = (first.working / ".pc" / "applied-patches").read_text().split()
+    series = [ln for ln in (first.working / "debian/patches/series").read_text().split() if not ln.startswith("#")]
+    assert applied == series and applied
+    (first.working / "memcached.c").write_text("edited\n")
+    again = memcached.fetch(first.working, pristine=PRISTINE, log=lambda m: None)
+    assert not again.fetched and not again.copied  # a working copy is never clobbered ...
+    assert (again.working / "memcached.c").read_text() == "edited\n"
+    fresh = fetch_copy(first.working)  # ... unless asked
+    assert fresh.copied and (fresh.working / "memcached.c").read_text() != "edited\n"
+    assert fresh.version == first.version
+
+
+@pytest.mark.slow
+def test_original_memcached_builds_with_the_runtime_and_passes_tests_and_bench(tmp_path, capsys):
+    tree = fetch_copy(tmp_path / "memcached").working
+    report = check.run_check(tree, test=QUICK_TESTS, locks=["*=posix", "*=rcl"], timeout=900)
+    assert report.ok, capsys.readouterr().out
+    build_log = report.build.log.read_text()
+    assert "librclify.a" in build_log and "-Werror" in build_log
+    assert all(r.counts.source == "prove" and r.counts.passed > 100 for r in report.tests)
+    # bench: the same binary on both sides, one short round; no server is left behind
+    args = Namespace(original=tree, transformed=tree, locks=["config"], workloads="get,set", rounds=1,
+                     concurrency=2, execute_number=2000, threads=2, run_timeout=60, max_seconds=120)
+    assert memcached_bench.run(args) == 0
+    out = capsys.readouterr().out
+    assert "same binary" in out and out.count(" ops/s") >= 4
+    assert memcached_processes(tree) == []
+
+
+# Today transform runs but its output does not compile (-Werror, and an extracted section that uses
+# a caller's local through a macro): see docs/check.md.  strict: this turns red the day it passes.
+@pytest.mark.slow
+@pytest.mark.xfail(reason="transform not implemented yet", strict=True)
+def test_transformed_memcached_passes_its_suite_with_every_lock_on_rcl(tmp_path):
+    tree = fetch_copy(tmp_path / "memcached").working
+    subprocess.run(["./configure", "-q"], cwd=tree, check=True, timeout=600)  # transform reads config.h
+    transform(tree)
+    assert list(tree.rglob("lock_config.h")), "transform wrote no lock_config.h"
+    report = check.run_check(tree, locks=["*=rcl"], timeout=2400)
+    assert report.ok
+    assert report.tests[0].counts is not None and report.tests[0].counts.failed == 0
