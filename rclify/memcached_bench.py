@@ -159,6 +159,13 @@ def resolve_binary(path: Path) -> Path:
     binary = path / "memcached" if path.is_dir() else path
     if not binary.is_file() or not os.access(binary, os.X_OK):
         raise UsageError(f"no memcached binary at {binary}: build the tree first (rclify check {path})")
+    built = binary.stat().st_mtime
+    newer = [f.name for f in binary.parent.glob("*.[ch]") if f.stat().st_mtime > built]
+    if newer:
+        raise UsageError(
+            f"{binary} is older than {', '.join(sorted(newer)[:3])}{' ...' if len(newer) > 3 else ''}: "
+            f"rebuild it first (rclify check {binary.parent})"
+        )
     return binary.absolute()
 
 
