@@ -1,5 +1,5 @@
 /*
- * Lock lifecycles, with the posix and rcl algorithms:
+ * Lock lifecycles, with every algorithm (posix, rcl, profile):
  *   - statically initialised locks whose first use is a race: 6 threads released at once onto a
  *     fresh RCL_MUTEX_INITIALIZER lock, 20 times; exact counts;
  *   - a lock on the stack created, used by 2 threads and destroyed, 200 times in a row at the same
@@ -31,7 +31,7 @@ static int cs_inc(void *p)
             RCL_MUTEX_INITIALIZER(CFG(alg)), RCL_MUTEX_INITIALIZER(CFG(alg)), RCL_MUTEX_INITIALIZER(CFG(alg)), \
             RCL_MUTEX_INITIALIZER(CFG(alg)), RCL_MUTEX_INITIALIZER(CFG(alg)),                      \
     }
-static rcl_mutex_t statics[2][NSTATIC] = { ROW(RCL_ALG_POSIX), ROW(RCL_ALG_RCL) };
+static rcl_mutex_t statics[T_NALGS][NSTATIC] = { ROW(RCL_ALG_POSIX), ROW(RCL_ALG_RCL), ROW(RCL_ALG_PROFILE) };
 static rcl_mutex_t *racing;
 
 static void first_use(int index, void *arg)
@@ -74,7 +74,7 @@ int main(int argc, char **argv)
     t_init(argc, argv, "lifecycle");
     FOR_EACH_ALG(a)
     {
-        int row = a->alg == RCL_ALG_RCL;
+        int row = T_ALG_INDEX(a);
         for (int s = 0; s < NSTATIC; s++) {
             racing = &statics[row][s];
             go = 0;

@@ -1,5 +1,5 @@
 /*
- * Recursive and error-checking locks (pthread mutexattr kinds), on the posix and rcl algorithms:
+ * Recursive and error-checking locks (pthread mutexattr kinds), on every algorithm (posix, rcl, profile):
  *   - recursive: relock and trylock by the holder in hybrid mode; inside an extracted section,
  *     relocking the section's own lock (hybrid) and nesting rcl_execute on it, several levels;
  *     a multi-threaded count through nested relocks; RCL_RECURSIVE_MUTEX_INITIALIZER;
@@ -172,13 +172,15 @@ static void check_destroy_busy(int kind, int alg, const char *alg_name)
 
 /* ---- static initializers ---- */
 
-static rcl_mutex_t static_rec[2] = {
+static rcl_mutex_t static_rec[T_NALGS] = {
     RCL_RECURSIVE_MUTEX_INITIALIZER(RCL_LOCK_CONFIG("mutex_kinds.c:static_rec_posix", RCL_ALG_POSIX, 0, -1)),
     RCL_RECURSIVE_MUTEX_INITIALIZER(RCL_LOCK_CONFIG("mutex_kinds.c:static_rec_rcl", RCL_ALG_RCL, 0, -1)),
+    RCL_RECURSIVE_MUTEX_INITIALIZER(RCL_LOCK_CONFIG("mutex_kinds.c:static_rec_profile", RCL_ALG_PROFILE, 0, -1)),
 };
-static rcl_mutex_t static_err[2] = {
+static rcl_mutex_t static_err[T_NALGS] = {
     RCL_ERRORCHECK_MUTEX_INITIALIZER(RCL_LOCK_CONFIG("mutex_kinds.c:static_err_posix", RCL_ALG_POSIX, 0, -1)),
     RCL_ERRORCHECK_MUTEX_INITIALIZER(RCL_LOCK_CONFIG("mutex_kinds.c:static_err_rcl", RCL_ALG_RCL, 0, -1)),
+    RCL_ERRORCHECK_MUTEX_INITIALIZER(RCL_LOCK_CONFIG("mutex_kinds.c:static_err_profile", RCL_ALG_PROFILE, 0, -1)),
 };
 
 /* ---- child: rcl_execute on a recursive lock held (hybrid) by the caller ---- */
@@ -191,7 +193,7 @@ static int cs_count(void *p)
 
 static int child_hybrid_then_execute(const char *alg_name)
 {
-    int alg = strcmp(alg_name, "rcl") == 0 ? RCL_ALG_RCL : RCL_ALG_POSIX;
+    int alg = t_alg_by_name(alg_name);
     rcl_mutex_t m;
     long n = 0;
     t_mutex_init(&m, PTHREAD_MUTEX_RECURSIVE, "mutex_kinds.c:held", alg, 0);
@@ -217,7 +219,7 @@ int main(int argc, char **argv)
         check_recursive(&m, what);
         CHECK_EQ(rcl_mutex_destroy(&m), 0, "destroy");
 
-        int i = a->alg == RCL_ALG_RCL;
+        int i = T_ALG_INDEX(a);
         snprintf(what, sizeof what, "%s recursive (static)", a->name);
         check_recursive(&static_rec[i], what);
         CHECK(rcl_mutex_algorithm(&static_rec[i]) == a->alg, "static recursive lock on %s",

@@ -219,7 +219,8 @@ static void stress(rcl_mutex_t *m, enum form form, const char *what)
             RCL_MUTEX_INITIALIZER(CFG_STATIC(alg)), RCL_MUTEX_INITIALIZER(CFG_STATIC(alg)),        \
             RCL_MUTEX_INITIALIZER(CFG_STATIC(alg)),                                                \
     }
-static rcl_mutex_t static_locks[2][NFORMS] = { STATIC_ROW(RCL_ALG_POSIX), STATIC_ROW(RCL_ALG_RCL) };
+static rcl_mutex_t static_locks[T_NALGS][NFORMS] = { STATIC_ROW(RCL_ALG_POSIX), STATIC_ROW(RCL_ALG_RCL),
+                                                     STATIC_ROW(RCL_ALG_PROFILE) };
 
 static void run_zero_filled(int want_alg)
 {
@@ -266,7 +267,7 @@ int main(int argc, char **argv)
             stress(&m, (enum form)f, what);
             CHECK_EQ(rcl_mutex_destroy(&m), 0, "rcl_mutex_destroy");
         }
-        int row = a->alg == RCL_ALG_POSIX ? 0 : 1;
+        int row = T_ALG_INDEX(a);
         for (int f = 0; f < NFORMS; f++) {
             snprintf(what, sizeof what, "%s RCL_MUTEX_INITIALIZER", a->name);
             stress(&static_locks[row][f], (enum form)f, what);

@@ -95,6 +95,16 @@ T_FN void t_fail(const char *file, int line, const char *fmt, ...)
         fflush(stdout);                  \
     } while (0)
 
+/* The profile algorithm writes a profile at exit: keep it out of the working directory. */
+static char t_profile_out[256];
+T_FN void t_remove_profile(void)
+{
+    char tmp[300];
+    unlink(t_profile_out);
+    snprintf(tmp, sizeof tmp, "%s.tmp", t_profile_out);
+    unlink(tmp);
+}
+
 T_FN void t_watchdog(int sig)
 {
     static const char msg[] = "FAIL: watchdog: the test did not finish in time (deadlock?)\n";
@@ -124,6 +134,11 @@ T_FN void t_init(int argc, char **argv, const char *name)
         unsetenv("RCLIFY_LOCKS");
         execv("/proc/self/exe", argv);
         t_fail(__FILE__, __LINE__, "re-exec without RCLIFY_LOCKS: %s", strerror(errno));
+    }
+    if (!getenv("RCLIFY_PROFILE_OUT")) {
+        snprintf(t_profile_out, sizeof t_profile_out, "/tmp/rclify-test-%s-%d.profile.json", name, (int)getpid());
+        setenv("RCLIFY_PROFILE_OUT", t_profile_out, 1);
+        atexit(t_remove_profile); /* runs after the runtime's own exit handler, registered later */
     }
     signal(SIGALRM, t_watchdog);
     alarm(T_TIMEOUT_S);
@@ -168,12 +183,23 @@ struct t_alg {
     const char *name;
     int alg;
 };
+/* Tests with statically initialised locks keep one per algorithm, in this order. */
 static const struct t_alg t_algs[] __attribute__((unused)) = {
     { "posix", RCL_ALG_POSIX },
     { "rcl", RCL_ALG_RCL },
+    { "profile", RCL_ALG_PROFILE },
 };
 #define T_NALGS ((int)(sizeof t_algs / sizeof t_algs[0]))
 #define FOR_EACH_ALG(a) for (const struct t_alg *a = t_algs; a < t_algs + T_NALGS; a++)
+#define T_ALG_INDEX(a) ((int)((a) - t_algs))
+
+static inline int t_alg_by_name(const char *name)
+{
+    for (int i = 0; i < T_NALGS; i++)
+        if (strcmp(t_algs[i].name, name) == 0)
+            return t_algs[i].alg;
+    return RCL_ALG_POSIX;
+}
 
 static inline rcl_lock_config_t t_config(const char *id, int alg, int server)
 {
