@@ -111,6 +111,9 @@ def spatch_env(extra: dict[str, str] | None = None) -> dict[str, str]:
     return env
 
 
+MACRO_FILE = SMPL_LIB / "macros.h"  # macros spatch cannot parse by itself
+
+
 def run_spatch(patch: Path, root: Path, files: list[str], jobs: int, mode: str = "json",
                extra_env: dict[str, str] | None = None, extra_args: list[str] | None = None,
                timeout: int = 900) -> tuple[list[dict], dict[str, str], str]:
@@ -120,6 +123,7 @@ def run_spatch(patch: Path, root: Path, files: list[str], jobs: int, mode: str =
     """
     require(patch)
     cmd = ["spatch", "--sp-file", str(patch), "-D", mode, "--no-includes", "--verbose-parsing",
+           "--macro-file", str(MACRO_FILE),
            "--timeout", str(SPATCH_TIMEOUT_PER_FILE), "--no-show-diff", *(extra_args or [])]
     if jobs > 1 and len(files) > 1:
         cmd += ["-j", str(min(jobs, len(files)))]

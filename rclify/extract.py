@@ -12,6 +12,7 @@ region and used after it is hoisted: declared before the call, assigned in the s
 """
 
 import functools
+import re
 from dataclasses import dataclass, field
 
 import clang.cindex as ci
@@ -63,6 +64,7 @@ class Capture:
     field: str  # declaration in the context struct
     init: str  # its value at the call site
     use: str  # how the section reads it
+    guards: list[str] = field(default_factory=list)  # #if lines the declaration sits under
 
 
 @dataclass
@@ -104,13 +106,25 @@ class FileExtractor:
             if region.extractable:
                 self._call_site(region)  # plans (and may refuse) every region, nested ones first
 
-    def render(self, insertions: list[tuple[int, str]] = ()) -> str | None:
+    def render(self, wrappers_here: list[Wrapper], accessors_defined_here: list[Wrapper]) -> str | None:
         """The file's new text (after plan()), or None when nothing changes.
 
-        insertions: generated code to add at offsets (the accessors of this file's wrappers)."""
-        if not self.extractions and not insertions:
+        wrappers_here: the wrapper functions defined in this file; accessors_defined_here: those
+        whose accessor (used by some extracted region, maybe in another file) goes here."""
+        if not self.extractions and not accessors_defined_here:
             return None
-        extra = [(at, at, text) for at, text in insertions]
+        extra = []  # at equal offsets, edits apply in list order: prototypes first
+        # calls to a static wrapper may all have been extracted: keep -Wunused-function quiet
+        extra += [(w.start_offset, w.start_offset, "__attribute__((unused)) ")
+                  for w in wrappers_here if w.is_static]
+        # one prototype per accessor, before its first use or definition
+        # (-Wmissing-prototypes, -Wredundant-decls)
+        needed = {w.name: w for w in [*self.accessors_used.values(), *accessors_defined_here]}
+        if needed:
+            first = min([*self.functions, *(w.end_offset for w in accessors_defined_here)])
+            text = "".join(f"{accessor_prototype(w)};\n" for w in sorted(needed.values(), key=lambda w: w.name))
+            extra.append((first, first, text + f"#line {self._line(first)}\n"))
+        extra += [(w.end_offset, w.end_offset, render_accessor(w)) for w in accessors_defined_here]
         return self._render_range(0, len(self.parsed.data), extra, top_level=True)
 
     # -- rendering -----------------------------------------------------------------------
@@ -170,14 +184,11 @@ class FileExtractor:
 
         extraction.captures = captures
         extraction.hoisted = [v.spelling for h in hoists for v in h.variables]
-        prototypes = []
         if region.lock.wrapper is not None:
-            wrapper = region.lock.wrapper
-            self.accessors_used[wrapper.name] = wrapper
-            prototypes.append(accessor_prototype(wrapper))
+            self.accessors_used[region.lock.wrapper.name] = region.lock.wrapper
         indent = _indent_of(self.parsed.data, region.start)
         cs = _templates().get_template("cs_function.c.j2").render(
-            prototypes=prototypes, function=fn_name, file=self.parsed.path.name, line=region.line,
+            function=fn_name, file=self.parsed.path.name, line=region.line,
             mutex_text=region.lock.mutex, ctx_type=extraction.ctx_type, captures=captures,
             fn_name=extraction.fn_name, body=body.rstrip(), body_line=self._line(region.lock_end),
             trylock=region.is_trylock,
@@ -223,6 +234,10 @@ class FileExtractor:
         decls = self._decls.of(region.function)
         inside = {name for name, cursors in decls.items()
                   if any(region.lock_end <= c.extent.start.offset < region.body_end for c in cursors)}
+        if self._macro_bodies_use_locals(region, inside | set(hoisted)):
+            # a macro body names the caller's local (memcached's APPEND_STAT uses `c`): the
+            # section's text cannot be rewritten to reach it through the context
+            raise Refusal("macro-uses-local")
         captures = []
         for name in sorted(identifiers_used(body)):
             visible = hoisted.get(name) or (decls.visible(name, region.start) if name in decls else None)
@@ -232,6 +247,32 @@ class FileExtractor:
                 raise Refusal("shadowed-variable")
             captures.append(self._capture(region, name, visible, body))
         return captures
+
+    def _macro_bodies_use_locals(self, region: Region, declared_inside: set[str]) -> bool:
+        """Does a macro expanded in the region refer to a local of the function that is not
+        written in the invocation itself (so renaming the text cannot reach it)?"""
+        fn = region.function
+        fn_start, fn_end = fn.extent.start.offset, fn.extent.end.offset
+        fn_file = fn.extent.start.file.name
+        data = self.parsed.data
+        for node in region.home.walk_preorder():
+            at = node.extent.start.offset
+            if node.kind != K.DECL_REF_EXPR or not (region.lock_end <= at < region.body_end):
+                continue
+            target = node.referenced
+            if target is None or target.kind not in (K.VAR_DECL, K.PARM_DECL) or target.extent.start.file is None:
+                continue
+            if target.storage_class == ci.StorageClass.EXTERN or target.extent.start.file.name != fn_file:
+                continue
+            name = target.spelling
+            if not (fn_start <= target.extent.start.offset < fn_end) or name in declared_inside:
+                continue
+            if data[at : at + len(name)].decode(errors="replace") == name:
+                continue  # written right there
+            invocation = next(((s, e) for s, e in self.parsed.macro_uses if s <= at <= e), None)
+            if invocation is None or name not in identifiers_used(self.parsed.text(invocation[0], invocation[1] + 1)):
+                return True
+        return False
 
     def _capture(self, region: Region, name: str, cursor: ci.Cursor, body: str) -> Capture:
         typ = cursor.type
@@ -244,9 +285,12 @@ class FileExtractor:
             raise Refusal("local-type")
         by_value = (typ.get_canonical().kind in _SCALARS and _only_read(name, body)
                     and not self._in_macro_argument(name, region))
+        guards = preprocessor_guards(self.parsed.data, cursor.extent.start.offset)
+        if guards is None:
+            raise Refusal("conditional-declaration")
         if by_value:
-            return Capture(name, declarator(spelling, name), name, f"rclify_ctx->{name}")
-        return Capture(name, declarator(spelling, f"(*{name})"), f"&{name}", f"(*rclify_ctx->{name})")
+            return Capture(name, declarator(spelling, name), name, f"rclify_ctx->{name}", guards)
+        return Capture(name, declarator(spelling, f"(*{name})"), f"&{name}", f"(*rclify_ctx->{name})", guards)
 
     def _in_macro_argument(self, name: str, region: Region) -> bool:
         """Is name used inside a macro invocation in the region (the macro might assign it)?"""
@@ -351,6 +395,32 @@ class _FunctionDecls(dict):
                 if best is None or self.scopes[best.hash][0] <= scope[0]:
                     best = cursor
         return best
+
+
+_DIRECTIVE = re.compile(rb"^[ \t]*#[ \t]*(if|ifdef|ifndef|elif|else|endif)\b", re.M)
+
+
+def preprocessor_guards(data: bytes, offset: int) -> list[str] | None:
+    """The #if/#ifdef/#ifndef lines whose first branch holds offset, outermost first; None when
+    offset is in an #elif/#else branch (not reproduced)."""
+    stack: list[tuple[str, bool]] = []  # (opening line, in its first branch)
+    for m in _DIRECTIVE.finditer(data, 0, offset):
+        word = m.group(1).decode()
+        if word in ("if", "ifdef", "ifndef"):
+            end = data.find(b"\n", m.start())
+            line = data[m.start() : end if end >= 0 else len(data)].decode(errors="replace").strip()
+            while line.endswith("\\"):  # continued directive
+                nxt = data.find(b"\n", end + 1)
+                line = line[:-1] + data[end + 1 : nxt if nxt >= 0 else len(data)].decode(errors="replace").strip()
+                end = nxt
+            stack.append((line, True))
+        elif word in ("elif", "else") and stack:
+            stack[-1] = (stack[-1][0], False)
+        elif word == "endif" and stack:
+            stack.pop()
+    if any(not first for _, first in stack):
+        return None
+    return [line for line, _ in stack]
 
 
 def _only_read(name: str, body: str) -> bool:

@@ -27,7 +27,7 @@ from pathlib import Path
 from rclify import __version__, cparse, lock_config
 from rclify.analyse import add_macros, add_wrappers, regions_of
 from rclify.errors import ParseError, ToolMissingError, UsageError
-from rclify.extract import FileExtractor, render_accessor
+from rclify.extract import FileExtractor
 from rclify.lockops import Vocabulary
 from rclify.regions import REASONS, Region
 
@@ -55,7 +55,8 @@ class Outcome:
     regions: list[dict] = field(default_factory=list)
     locks: list[lock_config.LockEntry] = field(default_factory=list)
     wrappers: list[dict] = field(default_factory=list)
-    failures: dict[str, str] = field(default_factory=dict)
+    failures: dict[str, str] = field(default_factory=dict)  # parse errors (file: first error)
+    unchanged: dict[str, str] = field(default_factory=dict)  # files left as they were, and why
     stubbed_headers: list[str] = field(default_factory=list)
     api_errors: list[str] = field(default_factory=list)  # calls the runtime has no equivalent for
     api_notes: list[str] = field(default_factory=list)
@@ -75,6 +76,7 @@ class Outcome:
             "locks": len(self.locks),
             "wrappers": [w["name"] for w in self.wrappers],
             "parse_failures": len(self.failures),
+            "files_left_unchanged": len(self.unchanged),
         }
 
 
@@ -117,7 +119,8 @@ def run(options: Options) -> Outcome:
              f"({outcome.timings['spatch_discover_s']:.1f}s)")
 
     started = time.monotonic()
-    parsed, vocab = _analyse(root, files, discovery, options, outcome, progress)
+    defines = [*_build_defines(root, progress), *options.cflags]  # as the tree's build compiles it
+    parsed, vocab = _analyse(root, files, [f"-I{root}", *defines], options, outcome, progress)
     outcome.timings["libclang_s"] = time.monotonic() - started
 
     started = time.monotonic()
@@ -126,12 +129,13 @@ def run(options: Options) -> Outcome:
     progress(f"extracted {sum(r['status'] == 'extracted' for r in outcome.regions)} of "
              f"{len(outcome.regions)} regions ({outcome.timings['extract_s']:.1f}s)")
 
-    started = time.monotonic()
-    outcome.changed = _rewrite_api(root, files, rendered, discovery, config_path, options, outcome)
-    outcome.timings["spatch_rewrite_s"] = time.monotonic() - started
-    progress(f"rewrote the lock API in {len(outcome.changed)} files ({outcome.timings['spatch_rewrite_s']:.1f}s)")
-
     outcome.locks = _lock_entries(root, discovery, outcome, config_path)
+    started = time.monotonic()
+    outcome.changed = _rewrite_and_verify(root, files, rendered, discovery, config_path, defines, options,
+                                          outcome, progress)
+    outcome.timings["spatch_rewrite_and_verify_s"] = time.monotonic() - started
+    progress(f"rewrote the lock API in {len(outcome.changed)} files "
+             f"({outcome.timings['spatch_rewrite_and_verify_s']:.1f}s)")
     if options.dry_run:
         _print_diff(root, outcome, config_path)
     else:
@@ -151,6 +155,7 @@ def report_json(outcome: Outcome) -> dict:
         "locks": [vars(e) | {"macro": e.macro} for e in outcome.locks],
         "wrappers": outcome.wrappers,
         "parse_failures": outcome.failures,
+        "files_left_unchanged": outcome.unchanged,
         "stubbed_headers": outcome.stubbed_headers,
         "api_errors": outcome.api_errors,
         "api_notes": outcome.api_notes,
@@ -222,14 +227,13 @@ def _mentions(path: Path, names: set[str]) -> bool:
     return any(name.encode() in text for name in names)
 
 
-def _analyse(root, files, discovery, options, outcome, progress):
+def _analyse(root, files, flags, options, outcome, progress):
     """libclang over the C files that lock: vocabulary first (macros, wrappers), then regions."""
     vocab = Vocabulary()
     # files spatch could not parse are analysed too, for the report; they are left unchanged
     candidates = [f for f in files if f.suffix == ".c"]
     lockers = [f for f in candidates if _mentions(f, {"pthread_mutex"})]
     stub_dir = Path(tempfile.mkdtemp(prefix="rclify-stubs-"))
-    flags = [f"-I{root}", *_build_defines(root, progress), *options.cflags]
     parsed: dict[Path, cparse.ParsedFile] = {}
 
     def parse_one(path: Path):
@@ -290,9 +294,6 @@ def _extract(root: Path, parsed: dict[Path, cparse.ParsedFile], vocab: Vocabular
     extractors = {}
     for path, pf in parsed.items():
         regions = [r for fr in regions_of(pf, vocab) for r in fr.regions]
-        if str(path.relative_to(root)) in outcome.failures:
-            for region in regions:
-                region.problems.append(("file-not-parsed", region.line))
         extractor = FileExtractor(pf, regions)
         extractor.plan()
         extractors[path] = extractor
@@ -302,12 +303,8 @@ def _extract(root: Path, parsed: dict[Path, cparse.ParsedFile], vocab: Vocabular
     rendered = {}
     for path, extractor in extractors.items():
         rel = str(path.relative_to(root))
-        insertions = [(w.end_offset, render_accessor(w)) for w in used.values() if w.file == rel]
-        if insertions or extractor.extractions:
-            # calls to a static wrapper may all have been extracted: keep -Wunused-function quiet
-            insertions += [(w.start_offset, "__attribute__((unused)) ") for w in vocab.wrappers.values()
-                           if w.file == rel and w.is_static]
-        text = extractor.render(insertions)
+        text = extractor.render([w for w in vocab.wrappers.values() if w.file == rel],
+                                [w for w in used.values() if w.file == rel])
         if text is not None:
             rendered[path] = text
         outcome.regions.extend(_region_record(rel, r, extractor) for r in extractor.regions)
@@ -333,43 +330,89 @@ def _region_record(rel: str, region: Region, extractor: FileExtractor) -> dict:
     return record
 
 
-def _rewrite_api(root, files, rendered, discovery, config_path, options, outcome) -> dict[str, str]:
-    """Runs the API rewrite over the extracted text (in a staging copy), returns changed files."""
-    from rclify import api_rewrite, lock_sites
-
+def _rewrite_and_verify(root, files, rendered, discovery, config_path, defines, options, outcome, progress):
+    """The API rewrite over the extracted text, in a staging copy of the tree, then a compile
+    check of every changed C file against the staged headers.  A file whose new text does not
+    compile while its original does is retried with the API rewrite alone (its regions left
+    hybrid), then left unchanged; both are reported.  Returns {relative path: new text}."""
     staging = Path(tempfile.mkdtemp(prefix="rclify-stage-"))
     try:
-        staged = []
         for path in files:
-            rel = path.relative_to(root)
-            target = staging / rel
+            target = staging / path.relative_to(root)
             target.parent.mkdir(parents=True, exist_ok=True)
             if path in rendered:
                 target.write_text(rendered[path], encoding="utf-8", errors="surrogateescape")
             else:
                 shutil.copy2(path, target)
-            staged.append(target)
         staged_config = staging / config_path.relative_to(root) if config_path.is_relative_to(root) else config_path
-        table = lock_sites.build_lock_table(discovery)
-        new_texts = api_rewrite.rewrite_api(staging, staged, table.sites, staged_config, options.jobs)
-        outcome.api_errors = new_texts.errors
-        outcome.api_notes = new_texts.notes
-        for rel, message in new_texts.failures.items():
-            outcome.failures.setdefault(rel, message)
+        new_texts = _api_rewrite(staging, [staging / p.relative_to(root) for p in files], discovery,
+                                 staged_config, options, outcome)
         changed = {}
-        for target in staged:
-            rel = str(target.relative_to(staging))
-            if rel in outcome.failures:
-                continue  # left byte-for-byte as it was
-            text = new_texts.get(target)
+        for path in files:
+            rel = str(path.relative_to(root))
+            text = new_texts.get(staging / rel)
             if text is None:
-                text = target.read_text(encoding="utf-8", errors="surrogateescape")
-            original = (root / rel).read_text(encoding="utf-8", errors="surrogateescape")
-            if text != original:
+                text = (staging / rel).read_text(encoding="utf-8", errors="surrogateescape")
+            if text != path.read_text(encoding="utf-8", errors="surrogateescape"):
                 changed[rel] = text
+                (staging / rel).write_text(text, encoding="utf-8", errors="surrogateescape")
+        staged_config.write_text(lock_config.render(outcome.locks))
+        _verify(root, staging, changed, rendered, discovery, staged_config, defines, options, outcome, progress)
         return changed
     finally:
         shutil.rmtree(staging, ignore_errors=True)
+
+
+def _api_rewrite(tree: Path, paths: list[Path], discovery, config: Path, options, outcome):
+    from rclify import api_rewrite, lock_sites
+
+    table = lock_sites.build_lock_table(discovery)
+    result = api_rewrite.rewrite_api(tree, paths, table.sites, config, options.jobs)
+    outcome.api_errors += [e for e in result.errors if e not in outcome.api_errors]
+    outcome.api_notes += [n for n in result.notes if n not in outcome.api_notes]
+    for rel, message in result.failures.items():
+        outcome.failures.setdefault(rel, message)
+    return result
+
+
+def _compiles(tree: Path, rel: str, defines: list[str]) -> tuple[bool, str]:
+    """gcc -fsyntax-only on tree/rel, with the tree's headers and the runtime's."""
+    from rclify.runtime_build import cflags
+
+    proc = subprocess.run(["gcc", "-fsyntax-only", "-std=gnu11", "-w", f"-I{tree}", *defines, *cflags(), rel],
+                          cwd=tree, capture_output=True, text=True)
+    first = next((line for line in proc.stderr.splitlines() if "error" in line), proc.stderr[:300])
+    return proc.returncode == 0, first
+
+
+def _verify(root, staging, changed, rendered, discovery, staged_config, defines, options, outcome, progress):
+    c_files = sorted(rel for rel in changed if rel.endswith(".c"))
+    progress(f"checking that {len(c_files)} changed C files still compile (gcc -fsyntax-only)")
+    with ThreadPoolExecutor(max_workers=max(1, options.jobs)) as pool:
+        results = dict(zip(c_files, pool.map(lambda rel: _compiles(staging, rel, defines), c_files)))
+    for rel, (ok, error) in results.items():
+        if ok or not _compiles(root, rel, defines)[0]:
+            continue  # compiles, or the original does not compile standalone either: nothing to compare
+        original = (root / rel).read_text(encoding="utf-8", errors="surrogateescape")
+        retried = False
+        if root / rel in rendered:  # without the extraction: the API rewrite of the original text
+            (staging / rel).write_text(original, encoding="utf-8", errors="surrogateescape")
+            text = _api_rewrite(staging, [staging / rel], discovery, staged_config, options, outcome).get(staging / rel)
+            if text is not None:
+                (staging / rel).write_text(text, encoding="utf-8", errors="surrogateescape")
+                if _compiles(staging, rel, defines)[0]:
+                    changed[rel] = text
+                    retried = True
+                    for region in outcome.regions:
+                        if region["file"] == rel and region["status"] == "extracted":
+                            region.update(status="hybrid", reason="generated-code-does-not-compile",
+                                          reason_line=region["line"], why=error, other_reasons=[])
+                    progress(f"warning: {rel}: extracted code does not compile ({error}); regions left hybrid")
+        if not retried:
+            changed.pop(rel, None)
+            (staging / rel).write_text(original, encoding="utf-8", errors="surrogateescape")
+            outcome.unchanged[rel] = error
+            progress(f"warning: {rel}: transformed code does not compile ({error}); file left unchanged")
 
 
 def _lock_entries(root: Path, discovery, outcome: Outcome, config_path: Path) -> list[lock_config.LockEntry]:

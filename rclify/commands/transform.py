@@ -43,7 +43,11 @@ def run(args) -> int:
     if s["wrappers"]:
         print(f"  lock wrappers: {', '.join(s['wrappers'])}")
     for rel, error in sorted(outcome.failures.items()):
-        print(f"  not transformed (parse error): {rel}: {error}")
+        print(f"  warning: spatch could not parse all of {rel}: {error}")
+    for rel, error in sorted(outcome.unchanged.items()):
+        print(f"  left unchanged (its transformed code does not compile): {rel}: {error}")
+    for error in outcome.api_errors:
+        print(f"  not rewritten (no runtime equivalent): {error}")
     for record in outcome.regions:
         if record["status"] == "hybrid":
             print(f"  hybrid: {record['file']}:{record['line']} in {record['function']}(): "
