@@ -123,6 +123,9 @@ class FileExtractor:
         if needed:
             first = min([*self.functions, *(w.end_offset for w in accessors_defined_here)])
             text = "".join(f"{accessor_prototype(w)};\n" for w in sorted(needed.values(), key=lambda w: w.name))
+            defined = {w.name for w in accessors_defined_here}
+            text += "".join(render_accessor(w, fallback=True) for w in sorted(needed.values(), key=lambda w: w.name)
+                            if w.name not in defined and not w.is_static)
             extra.append((first, first, text + f"#line {self._line(first)}\n"))
         extra += [(w.end_offset, w.end_offset, render_accessor(w)) for w in accessors_defined_here]
         return self._render_range(0, len(self.parsed.data), extra, top_level=True)
@@ -489,6 +492,8 @@ def accessor_prototype(wrapper: Wrapper) -> str:
     return f"{storage}pthread_mutex_t *{wrapper.accessor}({params})"
 
 
-def render_accessor(wrapper: Wrapper) -> str:
+def render_accessor(wrapper: Wrapper, fallback: bool = False) -> str:
+    """The accessor of a wrapper's mutex; `fallback`: the weak one a caller file carries."""
     params = ", ".join(declarator(t, p) for t, p in zip(wrapper.param_types, wrapper.params)) or "void"
-    return _templates().get_template("accessor.c.j2").render(wrapper=wrapper, params=params)
+    template = "accessor_fallback.c.j2" if fallback else "accessor.c.j2"
+    return _templates().get_template(template).render(wrapper=wrapper, params=params)

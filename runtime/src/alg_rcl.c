@@ -108,12 +108,16 @@ static struct rcl_lock *new_state(void)
 
 static int remote_init(rcl_mutex_t *m)
 {
+    /* Everything the statistics printer reads is set before the state is published in all_locks. */
+    struct rcl_server *server = rcl_server_get(m->config.server, m->config.cpu);
+    char *id = m->config.id ? strdup(m->config.id) : NULL;
     pthread_mutex_lock(&locks_lock);
     if (n_locks == cap_locks) {
         size_t cap = cap_locks ? cap_locks * 2 : 64;
         struct rcl_lock **a = realloc(all_locks, cap * sizeof *a);
         if (!a) {
             pthread_mutex_unlock(&locks_lock);
+            free(id);
             return ENOMEM;
         }
         all_locks = a;
@@ -122,13 +126,14 @@ static int remote_init(rcl_mutex_t *m)
     struct rcl_lock *l = new_state();
     if (!l) {
         pthread_mutex_unlock(&locks_lock);
+        free(id);
         return ENOMEM;
     }
+    l->server = server;
+    l->mutex = m;
+    l->id = id;
     all_locks[n_locks++] = l;
     pthread_mutex_unlock(&locks_lock);
-    l->server = rcl_server_get(m->config.server, m->config.cpu);
-    l->mutex = m;
-    l->id = m->config.id ? strdup(m->config.id) : NULL;
     m->impl = l;
     return 0;
 }
