@@ -508,12 +508,6 @@ def revert(src: Path) -> list[str]:
     for rel in state["files"]:
         _atomic_write(root / rel, (backup_dir / rel).read_text(encoding="utf-8", errors="surrogateescape"))
         restored.append(rel)
-    config = Path(state["config"])
-    if state.get("created_config"):
-        config.unlink(missing_ok=True)
-    else:
-        backup = backup_dir / os.path.relpath(config, root)
-        if backup.exists():
-            _atomic_write(config, backup.read_text())
+    # lock_config.h stays: it holds the user's choices, and the next transform merges them
     shutil.rmtree(root / STATE_DIR)
     return restored

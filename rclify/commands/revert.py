@@ -13,5 +13,6 @@ def add_parser(sub):
 
 def run(args) -> int:
     restored = transform.revert(args.src)
-    print(f"rclify revert: restored {len(restored)} files in {args.src}")
+    print(f"rclify revert: restored {len(restored)} files in {args.src} "
+          f"(lock_config.h is kept: a later transform keeps its choices)")
     return 0

@@ -1,0 +1,80 @@
+"""The transform command's contract around the files it touches: dry run, revert, edits kept,
+idempotence, bad input."""
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+CORPUS = Path(__file__).resolve().parent.parent / "corpus"
+
+
+def rclify(*args, check=True):
+    proc = subprocess.run([sys.executable, "-m", "rclify", *map(str, args)], capture_output=True, text=True,
+                          timeout=300)
+    if check:
+        assert proc.returncode == 0, proc.stderr
+    return proc
+
+
+def snapshot(tree: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(tree)): p.read_bytes() for p in tree.rglob("*") if p.is_file()}
+
+
+@pytest.fixture
+def tree(tmp_path):
+    dest = tmp_path / "prog"
+    shutil.copytree(CORPUS / "wrapper_item_lock", dest)
+    return dest
+
+
+def test_dry_run_prints_a_diff_and_changes_nothing(tree):
+    before = snapshot(tree)
+    out = rclify("transform", tree, "--dry-run", "-q").stdout
+    assert "+static int rclify_cs_" in out and "+#define RCLIFY_LOCK_" in out
+    assert snapshot(tree) == before
+
+
+def test_revert_restores_every_file_and_keeps_hand_edits_of_the_config(tree):
+    before = snapshot(tree)
+    rclify("transform", tree, "-q")
+    config = tree / "lock_config.h"
+    assert snapshot(tree) != before and config.exists()
+    config.write_text(config.read_text().replace("RCL_ALG_POSIX, 0, -1", "RCL_ALG_RCL, 1, -1"))
+    rclify("revert", tree)
+    after = snapshot(tree)
+    assert {k: v for k, v in after.items() if k != "lock_config.h"} == before
+    rclify("transform", tree, "-q")
+    assert "RCL_ALG_RCL, 1, -1" in config.read_text(), "hand edit lost across revert + transform"
+
+
+def test_output_directory_leaves_the_source_alone(tree, tmp_path):
+    before = snapshot(tree)
+    rclify("transform", tree, "--output", tmp_path / "out", "-q")
+    assert snapshot(tree) == before
+    assert "RCL_EXECUTE" in (tmp_path / "out" / "items.c").read_text()
+
+
+def test_bad_input_is_one_clear_line(tmp_path):
+    proc = rclify("transform", tmp_path / "missing", check=False)
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines() == [f"rclify transform: error: {tmp_path / 'missing'}: not a directory"]
+    proc = rclify("revert", tmp_path, check=False)
+    assert proc.returncode == 2 and "not transformed by rclify" in proc.stderr
+
+
+def test_a_tree_with_generated_code_but_no_state_is_refused(tree):
+    rclify("transform", tree, "-q")
+    shutil.rmtree(tree / ".rclify")
+    proc = rclify("transform", tree, check=False)
+    assert proc.returncode == 2 and "already contains rclify-generated code" in proc.stderr
+
+
+def test_a_file_spatch_cannot_parse_is_reported(tmp_path):
+    dest = tmp_path / "vm"
+    shutil.copytree(CORPUS / "refuse_computed_goto", dest)
+    out = rclify("transform", dest, "-q").stdout
+    assert "spatch could not parse all of vm.c" in out
+    assert "hybrid: vm.c:" in out and "computed-goto" in out
