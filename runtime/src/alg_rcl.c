@@ -18,6 +18,8 @@
 
 /* Client wait: spin with pause this many times, then yield at each check. */
 #define CLIENT_SPINS 64
+#define CLIENT_YIELDS 256        /* then sleep on the mailbox */
+#define CLIENT_SLEEP_NS 1000000  /* longest sleep before looking again */
 
 static pthread_mutex_t locks_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct rcl_lock **all_locks; /* for statistics; kept until destroy */
@@ -49,12 +51,13 @@ static int post_and_wait(struct rcl_lock *l, rcl_cs_fn fn, void *ctx, size_t ctx
     st_relaxed(&r->lock, l);
     st_relaxed(&r->real_me, (int16_t)real_me);
     r->context = ctx;
-    r->ctx_size = (uint16_t)(inl ? ctx_size : 0);
+    r->ctx_size = (uint8_t)(inl ? ctx_size : 0);
     if (inl)
         memcpy(r->ctx, ctx, ctx_size);
     st_release(&r->function, fn); /* publish the request: lock, context, real_me before it */
     rcl_server_kick(s);
-    for (unsigned n = 0; ld_acquire(&r->function) != NULL; n++) { /* acquire: ret, ctx */
+    rcl_cs_fn seen;
+    for (unsigned n = 0; (seen = ld_acquire(&r->function)) != NULL; n++) { /* acquire: ret, ctx */
         if (n < CLIENT_SPINS) {
             rcl_pause();
             continue;
@@ -63,7 +66,21 @@ static int post_and_wait(struct rcl_lock *l, rcl_cs_fn fn, void *ctx, size_t ctx
          * own server may need another thread (e.g. to run a section nested back into it). */
         if (n == CLIENT_SPINS && rcl_tls_sthread)
             rcl_server_ensure_free(rcl_tls_sthread->server);
-        rcl_server_backoff(n - CLIENT_SPINS); /* more runnable threads than CPUs: give the server the CPU */
+        if (n < CLIENT_SPINS + CLIENT_YIELDS) {
+            rcl_server_backoff(n - CLIENT_SPINS); /* more runnable threads than CPUs: let the server run */
+            continue;
+        }
+        /* A long section (one that waits on a condvar, sleeps, does I/O): sleep until the server
+         * completes it, instead of keeping a CPU busy with yields.  The timeout covers a wake-up
+         * missed in the race described at rcl_request_complete. */
+        st_relaxed(&r->sleeping, 1);
+        fence_seq_cst();
+        seen = ld_acquire(&r->function);
+        if (seen != NULL) {
+            struct timespec ts = { 0, CLIENT_SLEEP_NS };
+            rcl_futex_wait((int *)(void *)&r->function, (int)(uintptr_t)seen, &ts);
+        }
+        st_relaxed(&r->sleeping, 0);
     }
     if (inl)
         memcpy(ctx, r->ctx, ctx_size);

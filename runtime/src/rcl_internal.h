@@ -27,10 +27,22 @@ struct rcl_request {
     void *context;        /* context address (unused when copied inline) */
     int ret;              /* fn's return value */
     int16_t real_me;      /* client the section originates from (holder value) */
-    uint16_t ctx_size;    /* non-zero: the context is copied in ctx[] */
+    uint8_t ctx_size;     /* non-zero: the context is copied in ctx[] */
+    uint8_t sleeping;     /* the client sleeps on `function` (futex): wake it on completion */
     char ctx[RCL_INLINE_CTX] __attribute__((aligned(8)));
 } RCL_ALIGNED;
 _Static_assert(sizeof(struct rcl_request) == RCL_CACHE_LINE, "a mailbox is one cache line");
+_Static_assert(RCL_INLINE_CTX < 256, "ctx_size is a byte");
+
+/* Completes a request: publishes ret (and the inline context), then wakes its client if it went
+ * to sleep.  The load of `sleeping` is not ordered after the store (no fence on the server's fast
+ * path): a client that sets it just then misses this wake-up and sleeps out its short timeout. */
+static inline void rcl_request_complete(struct rcl_request *r)
+{
+    st_release(&r->function, NULL);
+    if (ld_relaxed(&r->sleeping))
+        rcl_futex_wake((int *)(void *)&r->function, 1);
+}
 
 /* Per-lock state (m->impl). */
 struct rcl_lock {

@@ -92,7 +92,7 @@ static int service_pass(struct rcl_server *s)
             stat_inc(&l->hybrid_locks, 1);
             hybrid++;
             r->ret = 0;
-            st_release(&r->function, NULL); /* completion: the client now holds l */
+            rcl_request_complete(r); /* the client now holds l */
             continue;
         }
         /* Mark the request in progress so that no other servicing thread runs it again while
@@ -105,7 +105,7 @@ static int service_pass(struct rcl_server *s)
         done++;
         r->ret = ret;
         st_release(&l->holder, RCL_NONE); /* release the lock before the client can retry it */
-        st_release(&r->function, NULL);   /* completion: ret and inline context published */
+        rcl_request_complete(r); /* ret and inline context published */
     }
     add_relaxed(&s->stats.passes, 1);
     if (hybrid)
