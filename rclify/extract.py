@@ -20,6 +20,7 @@ import jinja2
 
 from rclify.cparse import ParsedFile
 from rclify.ctokens import identifiers_used, rename_identifiers, tokenize
+from rclify.analyse import uses_thread_state
 from rclify.lockops import Wrapper
 from rclify.paths import TEMPLATES_DIR
 from rclify.regions import Exit, Region
@@ -75,6 +76,7 @@ class Extraction:
     ctx_type: str
     captures: list[Capture] = field(default_factory=list)
     hoisted: list[str] = field(default_factory=list)
+    local: bool = False  # uses thread-local state: runs on the calling thread (rcl_execute_local)
 
 
 class Refusal(Exception):
@@ -82,9 +84,10 @@ class Refusal(Exception):
 
 
 class FileExtractor:
-    def __init__(self, parsed: ParsedFile, regions: list[Region]):
+    def __init__(self, parsed: ParsedFile, regions: list[Region], thread_bound: set[str] = frozenset()):
         self.parsed = parsed
         self.regions = regions
+        self.thread_bound = thread_bound  # functions that use thread-local state (analyse.py)
         self.functions: dict[int, list[str]] = {}  # enclosing function start -> generated C
         self.accessors_used: dict[str, Wrapper] = {}
         self.extractions: list[Extraction] = []
@@ -187,6 +190,7 @@ class FileExtractor:
 
         extraction.captures = captures
         extraction.hoisted = [v.spelling for h in hoists for v in h.variables]
+        extraction.local = self._thread_bound(region)
         if region.lock.wrapper is not None:
             self.accessors_used[region.lock.wrapper.name] = region.lock.wrapper
         indent = _indent_of(self.parsed.data, region.start)
@@ -211,6 +215,7 @@ class FileExtractor:
             labeled=_is_labeled(region), indent=indent,
             ctx_type=extraction.ctx_type, n=f"{fn_name}_{n}", captures=captures, exits=exits,
             mutex=region.lock.mutex, fn_name=extraction.fn_name, trylock=region.is_trylock,
+            local=extraction.local,
         ).rstrip("\n") + (f" {region.end_result}" if region.end_result else "") \
             + f"\n#line {self._line(region.end)}\n"
         self._counters[fn_name] = n
@@ -250,6 +255,15 @@ class FileExtractor:
                 raise Refusal("shadowed-variable")
             captures.append(self._capture(region, name, visible, body))
         return captures
+
+    def _thread_bound(self, region: Region) -> bool:
+        """Does the region use thread-local state, directly or through a function it calls?"""
+        for node in region.home.walk_preorder():
+            if not (region.lock_end <= node.extent.start.offset < region.body_end):
+                continue
+            if uses_thread_state(node) or (node.kind == K.CALL_EXPR and node.spelling in self.thread_bound):
+                return True
+        return False
 
     def _macro_bodies_use_locals(self, region: Region, declared_inside: set[str]) -> bool:
         """Does a macro expanded in the region refer to a local of the function that is not

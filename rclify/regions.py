@@ -309,7 +309,7 @@ class RegionAnalysis:
             tail_end = stmt_range(self.parsed, child)[1]
             self._check_tail_statement(child)
             j += 1
-            if child.kind in (K.RETURN_STMT, K.GOTO_STMT, K.BREAK_STMT, K.CONTINUE_STMT):
+            if child.kind in (K.RETURN_STMT, K.GOTO_STMT, K.BREAK_STMT, K.CONTINUE_STMT) or _no_return(child):
                 ends_with_jump = True
                 if child.kind == K.BREAK_STMT and self.constructs:
                     self.constructs[-1].breaks_released = True
@@ -346,6 +346,18 @@ class RegionAnalysis:
         self.exits.append(
             Exit(len(self.exits) + 1, unlock_start, tail_start, tail_end, ends_with_jump, drop_final_break, result)
         )
+
+
+# Calls that do not return end a tail the way a jump does.
+NO_RETURN = {"exit", "_exit", "_Exit", "abort", "quick_exit", "pthread_exit", "err", "errx", "verr",
+             "verrx", "longjmp", "siglongjmp", "__assert_fail", "__builtin_trap", "__builtin_unreachable"}
+
+
+def _no_return(cursor: ci.Cursor) -> bool:
+    node = cursor
+    while node.kind in (K.UNEXPOSED_EXPR, K.CSTYLE_CAST_EXPR, K.PAREN_EXPR) and list(node.get_children()):
+        node = list(node.get_children())[0]
+    return node.kind == K.CALL_EXPR and node.spelling in NO_RETURN
 
 
 def _goto_label(cursor: ci.Cursor) -> str:

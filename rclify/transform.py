@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rclify import __version__, cparse, lock_config
-from rclify.analyse import add_macros, add_wrappers, regions_of
+from rclify.analyse import add_macros, add_wrappers, regions_of, thread_bound_functions
 from rclify.errors import ParseError, ToolMissingError, UsageError
 from rclify.extract import FileExtractor
 from rclify.lockops import Vocabulary
@@ -72,6 +72,7 @@ class Outcome:
             "files_changed": len(self.changed),
             "regions": len(self.regions),
             "extracted": len(extracted),
+            "extracted_thread_bound": sum(bool(r.get("runs_on_caller_thread")) for r in extracted),
             "hybrid": dict(sorted(hybrid.items())),
             "locks": len(self.locks),
             "wrappers": [w["name"] for w in self.wrappers],
@@ -292,9 +293,10 @@ def _build_defines(root: Path, progress: Progress) -> list[str]:
 
 def _extract(root: Path, parsed: dict[Path, cparse.ParsedFile], vocab: Vocabulary, outcome: Outcome) -> dict[Path, str]:
     extractors = {}
+    bound = thread_bound_functions(list(parsed.values()))
     for path, pf in parsed.items():
         regions = [r for fr in regions_of(pf, vocab) for r in fr.regions]
-        extractor = FileExtractor(pf, regions)
+        extractor = FileExtractor(pf, regions, bound)
         extractor.plan()
         extractors[path] = extractor
     used = {}
@@ -320,6 +322,7 @@ def _region_record(rel: str, region: Region, extractor: FileExtractor) -> dict:
     if region.extractable:
         extraction = next(e for e in extractor.extractions if e.region is region)
         record |= {"status": "extracted", "function_extracted": extraction.fn_name,
+                   "runs_on_caller_thread": extraction.local,
                    "exits": len(region.exits), "context": [c.name for c in extraction.captures],
                    "hoisted": extraction.hoisted}
     else:

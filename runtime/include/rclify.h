@@ -106,6 +106,14 @@ int rcl_execute_sized(rcl_mutex_t *m, rcl_cs_fn fn, void *ctx, size_t ctx_size);
  */
 int rcl_execute_trylock(rcl_mutex_t *m, rcl_cs_fn fn, void *ctx);
 
+/*
+ * The same, for sections that must run on the calling thread because they use thread-local
+ * state (__thread variables, pthread_getspecific, errno): under RCL the lock is taken in hybrid
+ * mode and the section runs here.  rclify transform chooses these for such sections.
+ */
+int rcl_execute_local(rcl_mutex_t *m, rcl_cs_fn fn, void *ctx);
+int rcl_execute_trylock_local(rcl_mutex_t *m, rcl_cs_fn fn, void *ctx);
+
 /* Condition variables: work with every algorithm, inside extracted sections and hybrid ones. */
 int rcl_cond_init(rcl_cond_t *c, const pthread_condattr_t *attr);
 int rcl_cond_destroy(rcl_cond_t *c);

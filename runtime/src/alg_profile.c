@@ -458,25 +458,35 @@ static int profile_unlock(rcl_mutex_t *m)
     return rc;
 }
 
+/* The section runs here: errno is the section's; the measurements (perf_event_open, clocks)
+ * must not change it. */
 static int profile_execute(rcl_mutex_t *m, rcl_cs_fn fn, void *ctx, size_t ctx_size)
 {
+    int saved = errno;
     int rc = profile_lock(m);
+    errno = saved;
     if (rc != 0)
         rcl_fatal("lock %s (profile): pthread_mutex_lock failed inside rcl_execute: %s; "
                   "an extracted critical section cannot run without its lock",
                   rcl_lock_name(m), strerror(rc));
     int ret = fn(ctx);
+    saved = errno;
     profile_unlock(m);
+    errno = saved;
     return ret;
 }
 
 static int profile_execute_trylock(rcl_mutex_t *m, rcl_cs_fn fn, void *ctx)
 {
+    int saved = errno;
     int rc = profile_trylock(m);
+    errno = saved;
     *(int *)ctx = rc == 0;
     int ret = fn(ctx);
+    saved = errno;
     if (rc == 0)
         profile_unlock(m);
+    errno = saved;
     return ret;
 }
 

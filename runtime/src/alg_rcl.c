@@ -47,6 +47,7 @@ static int post_and_wait(struct rcl_lock *l, rcl_cs_fn fn, void *ctx, size_t ctx
     if (__builtin_expect(!ld_acquire(&s->started), 0)) /* only in a child after fork() */
         rcl_server_get(s->index, s->cpu);
     struct rcl_request *r = &s->requests[rcl_client_id()];
+    int saved_errno = errno; /* the section runs elsewhere; our waiting must not change errno */
     int inl = ctx_size != 0 && ctx_size <= RCL_INLINE_CTX;
     st_relaxed(&r->lock, l);
     st_relaxed(&r->real_me, (int16_t)real_me);
@@ -84,6 +85,7 @@ static int post_and_wait(struct rcl_lock *l, rcl_cs_fn fn, void *ctx, size_t ctx
     }
     if (inl)
         memcpy(ctx, r->ctx, ctx_size);
+    errno = saved_errno;
     return r->ret;
 }
 

@@ -37,6 +37,7 @@ int rcl_cond_destroy(rcl_cond_t *c)
 static int futex_wait(rcl_cond_t *c, rcl_mutex_t *m, const struct rcl_lock_ops *ops,
                       const struct timespec *abstime)
 {
+    int saved_errno = errno; /* pthread_cond_wait leaves errno alone: so do we */
     unsigned seq = ld_acquire(&c->seq); /* before releasing m: a later signal changes it */
     add_acq_rel(&c->waiters, 1);
     int rc = ops->release_for_wait(m);
@@ -63,6 +64,7 @@ static int futex_wait(rcl_cond_t *c, rcl_mutex_t *m, const struct rcl_lock_ops *
     }
     ops->reacquire_after_wait(m);
     add_acq_rel(&c->waiters, -1);
+    errno = saved_errno;
     return result;
 }
 

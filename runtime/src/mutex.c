@@ -90,14 +90,22 @@ int rcl_mutex_destroy(rcl_mutex_t *m)
     return rc;
 }
 
+/* Lock operations never change errno, like their pthread counterparts: the caller's errno
+ * survives the futex and yield calls of the waiting paths. */
 int rcl_mutex_lock_slow(rcl_mutex_t *m)
 {
-    return ops_of(resolve(m))->lock(m);
+    int saved = errno;
+    int rc = ops_of(resolve(m))->lock(m);
+    errno = saved;
+    return rc;
 }
 
 int rcl_mutex_unlock_slow(rcl_mutex_t *m)
 {
-    return ops_of(resolve(m))->unlock(m);
+    int saved = errno;
+    int rc = ops_of(resolve(m))->unlock(m);
+    errno = saved;
+    return rc;
 }
 
 int rcl_mutex_trylock(rcl_mutex_t *m)
@@ -105,17 +113,66 @@ int rcl_mutex_trylock(rcl_mutex_t *m)
     int alg = ld_relaxed(&m->alg);
     if (alg == RCL_ALG_POSIX)
         return pthread_mutex_trylock(&m->posix);
-    return ops_of(resolve(m))->trylock(m);
+    int saved = errno;
+    int rc = ops_of(resolve(m))->trylock(m);
+    errno = saved;
+    return rc;
+}
+
+/* Resolving a lock on first use (profile counters, server start) must not change the errno the
+ * section sees when it runs on this thread. */
+static const struct rcl_lock_ops *resolved_ops(rcl_mutex_t *m)
+{
+    int saved = errno;
+    const struct rcl_lock_ops *ops = ops_of(resolve(m));
+    errno = saved;
+    return ops;
 }
 
 int rcl_execute_sized(rcl_mutex_t *m, rcl_cs_fn fn, void *ctx, size_t ctx_size)
 {
-    return ops_of(resolve(m))->execute(m, fn, ctx, ctx_size);
+    return resolved_ops(m)->execute(m, fn, ctx, ctx_size);
 }
 
 int rcl_execute_trylock(rcl_mutex_t *m, rcl_cs_fn fn, void *ctx)
 {
-    return ops_of(resolve(m))->execute_trylock(m, fn, ctx);
+    return resolved_ops(m)->execute_trylock(m, fn, ctx);
+}
+
+/*
+ * Sections that must run on the calling thread (they use thread-local state): the lock is taken
+ * in hybrid mode around a local call, whatever the algorithm.  An error taking the lock is fatal,
+ * as in rcl_execute: the section cannot run without it.
+ */
+int rcl_execute_local(rcl_mutex_t *m, rcl_cs_fn fn, void *ctx)
+{
+    const struct rcl_lock_ops *ops = resolved_ops(m);
+    int saved = errno;
+    int err = ops->lock(m);
+    errno = saved;
+    if (err != 0)
+        rcl_fatal("lock %s (%s): taking it failed inside rcl_execute_local: %s; the critical section "
+                  "cannot run", rcl_lock_name(m), rcl_algorithm_name(m->alg), strerror(err));
+    int ret = fn(ctx);
+    saved = errno; /* what the section left */
+    ops->unlock(m);
+    errno = saved;
+    return ret;
+}
+
+int rcl_execute_trylock_local(rcl_mutex_t *m, rcl_cs_fn fn, void *ctx)
+{
+    const struct rcl_lock_ops *ops = resolved_ops(m);
+    int saved = errno;
+    int acquired = ops->trylock(m) == 0;
+    errno = saved;
+    *(int *)ctx = acquired;
+    int ret = fn(ctx);
+    saved = errno;
+    if (acquired)
+        ops->unlock(m);
+    errno = saved;
+    return ret;
 }
 
 int rcl_mutex_algorithm(rcl_mutex_t *m)
