@@ -474,12 +474,14 @@ def _apply(root: Path, outcome: Outcome, config_path: Path) -> None:
         state = {"version": __version__, "files": sorted(outcome.changed), "config": str(config_path),
                  "created_config": created_config}
         _atomic_write(state_dir / STATE_FILE, json.dumps(state, indent=2) + "\n")
-    except BaseException:
+    except BaseException as err:
         for path in written:
             shutil.copy2(backup_dir / path.relative_to(root), path)
         if created_config and config_path.exists():
             config_path.unlink()
         shutil.rmtree(state_dir, ignore_errors=True)
+        if isinstance(err, OSError):
+            raise UsageError(f"cannot write {err.filename or root}: {err.strerror}; nothing was changed") from None
         raise
 
 

@@ -1,6 +1,7 @@
 """The transform command's contract around the files it touches: dry run, revert, edits kept,
 idempotence, bad input."""
 
+import os
 import shutil
 import subprocess
 import sys
@@ -78,3 +79,16 @@ def test_a_file_spatch_cannot_parse_is_reported(tmp_path):
     out = rclify("transform", dest, "-q").stdout
     assert "spatch could not parse all of vm.c" in out
     assert "hybrid: vm.c:" in out and "computed-goto" in out
+
+
+def test_an_unwritable_tree_is_one_line_and_left_as_it_was(tree):
+    if os.geteuid() == 0:
+        # root ignores permission bits: make the write fail another way (a directory in the way)
+        (tree / ".rclify").write_text("not a directory")
+    else:
+        tree.chmod(0o555)
+    before = snapshot(tree)
+    proc = rclify("transform", tree, check=False)
+    assert proc.returncode == 2, proc.stderr
+    assert "nothing was changed" in proc.stderr and "Traceback" not in proc.stderr
+    assert snapshot(tree) == before
