@@ -21,12 +21,10 @@ import re
 import shutil
 import tempfile
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
 from rclify.discover import code_only, relative_files, run_spatch
-from rclify.errors import ParseError
 from rclify.lock_sites import LockSite, LockTable
 from rclify.paths import SEMANTIC_PATCHES_DIR
 

@@ -13,7 +13,7 @@ assign.
 """
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from rclify.errors import UsageError
