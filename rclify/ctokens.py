@@ -98,9 +98,9 @@ def normalize(expr: str) -> str:
     `&(m)`, `( & m )` and `&m` all give `&m`."""
     text = "".join(t.text for t in tokenize(expr))
     while True:
-        while text.startswith("(") and text.endswith(")") and _balanced(text[1:-1]):
+        while text.startswith("(") and text.endswith(")") and balanced(text[1:-1]):
             text = text[1:-1]
-        if text.startswith("&(") and text.endswith(")") and _balanced(text[2:-1]):
+        if text.startswith("&(") and text.endswith(")") and balanced(text[2:-1]):
             text = "&" + text[2:-1]
             continue
         simpler = _PAREN_AROUND_NAME.sub(r"\1", text)
@@ -109,7 +109,8 @@ def normalize(expr: str) -> str:
         text = simpler
 
 
-def _balanced(text: str) -> bool:
+def balanced(text: str) -> bool:
+    """Do the parentheses of text pair up?"""
     depth = 0
     for ch in text:
         depth += {"(": 1, ")": -1}.get(ch, 0)

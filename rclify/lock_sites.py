@@ -17,6 +17,7 @@ import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 
+from rclify.ctokens import balanced
 from rclify.discover import Discovery, Site
 from rclify.lock_config import LockEntry, macro_suffix
 
@@ -61,7 +62,7 @@ def normalize(expr: str) -> str:
         before = text
         if text.startswith("&"):
             text = text[1:]
-        if text.startswith("(") and text.endswith(")") and _balanced(text[1:-1]):
+        if text.startswith("(") and text.endswith(")") and balanced(text[1:-1]):
             text = text[1:-1]
         text = re.sub(r"^\*\(?([A-Za-z_]\w*)\)?\+(\w+)$", r"\1[]", text)  # *(a + i) / *a+i
         changed = text != before
@@ -84,16 +85,6 @@ def _blank_subscripts(text: str) -> str:
         elif depth == 0:
             out.append(ch)
     return "".join(out)
-
-
-def _balanced(text: str) -> bool:
-    depth = 0
-    for ch in text:
-        depth += ch == "("
-        depth -= ch == ")"
-        if depth < 0:
-            return False
-    return depth == 0
 
 
 def last_member(normalized: str) -> str:

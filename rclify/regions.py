@@ -43,9 +43,7 @@ REASONS = {
     "variable-length-array": "the region uses a variable-length array",
     "hoist-not-simple": "a variable declared in the region and used after it has a declaration that cannot be split",
     "preprocessor-conditional": "an #if/#endif pair is split by the region's boundaries",
-    "in-header": "the region is in a header file",
     "trylock": "trylock regions are run in hybrid mode",
-    "wrapper": "the function is a lock wrapper",
 }
 
 HELD, RELEASED = "held", "released"
@@ -118,13 +116,6 @@ def unlabeled(cursor: ci.Cursor) -> ci.Cursor:
     while cursor.kind in (K.CASE_STMT, K.DEFAULT_STMT, K.LABEL_STMT):
         cursor = list(cursor.get_children())[-1]
     return cursor
-
-
-def _is_true_constant(cursor: ci.Cursor | None) -> bool:
-    if cursor is None:
-        return True
-    toks = [t.text for t in tokenize(" ".join(t.spelling for t in cursor.get_tokens()))]
-    return toks in (["1"], ["true"], ["(", "1", ")"])
 
 
 class _Construct:
