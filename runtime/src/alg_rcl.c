@@ -160,7 +160,10 @@ static int remote_init(rcl_mutex_t *m)
 static int remote_destroy(rcl_mutex_t *m)
 {
     struct rcl_lock *l = m->impl;
-    if (ld_acquire(&l->holder) != RCL_NONE)
+    int holder;
+    for (unsigned n = 0; (holder = ld_acquire(&l->holder)) == RCL_CLAIMING; n++)
+        rcl_server_backoff(n); /* a servicing thread's stale claim, released at once */
+    if (holder != RCL_NONE)
         return EBUSY;
     pthread_mutex_lock(&locks_lock);
     for (size_t i = 0; i < n_locks; i++)
@@ -219,7 +222,8 @@ static int remote_unlock(rcl_mutex_t *m)
     if (holder != me) {
         /* Errorcheck and recursive locks check the owner (POSIX); a normal lock may be
          * released by another thread, as glibc allows, but not when it is free. */
-        if (holder == RCL_NONE || m->kind == PTHREAD_MUTEX_ERRORCHECK || m->kind == PTHREAD_MUTEX_RECURSIVE)
+        if (holder == RCL_NONE || holder == RCL_CLAIMING || m->kind == PTHREAD_MUTEX_ERRORCHECK ||
+            m->kind == PTHREAD_MUTEX_RECURSIVE)
             return EPERM;
     } else if (l->depth > 0) {
         l->depth--;

@@ -11,7 +11,9 @@
 #include "atomics.h"
 #include "runtime.h"
 
-#define RCL_NONE 0 /* lock holder value: free */
+#define RCL_NONE 0      /* lock holder value: free */
+#define RCL_CLAIMING -1 /* holder value while a servicing thread re-validates a claim: never a client id,
+                        * so a stale claim cannot look like "held by me" to the request's client */
 
 /* Special values of a mailbox's function word. */
 int rcl_fn_hybrid_lock(void *ctx);  /* request: take the lock for real_me and keep it */

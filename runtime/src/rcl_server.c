@@ -54,19 +54,19 @@ static rcl_cs_fn claim(struct rcl_request *r, struct rcl_lock **lockp)
     if (!fn || fn == RCL_FN_IN_PROGRESS)
         return NULL;
     struct rcl_lock *l = ld_relaxed(&r->lock);
-    int me = ld_relaxed(&r->real_me), expected = RCL_NONE;
-    if (!cas_acquire(&l->holder, &expected, me))
+    int expected = RCL_NONE;
+    if (!cas_acquire(&l->holder, &expected, RCL_CLAIMING))
         return NULL; /* held (nested or hybrid section): try again on a later pass */
     /* Re-validate: another servicing thread may have run this request and the client posted a
-     * new one (degraded mode), or claimed it and released the lock to wait on a condvar. */
+     * new one (degraded mode), or claimed it and released the lock to wait on a condvar.  Until
+     * then the holder is RCL_CLAIMING, not the client's id: a stale claim on a lock the client
+     * has just released must not look to that client as if it held the lock itself. */
     fn = ld_acquire(&r->function);
     if (!fn || fn == RCL_FN_IN_PROGRESS || ld_relaxed(&r->lock) != l) {
         st_release(&l->holder, RCL_NONE);
         return NULL;
     }
-    int me_now = ld_relaxed(&r->real_me);
-    if (me_now != me)
-        st_relaxed(&l->holder, me_now);
+    st_relaxed(&l->holder, ld_relaxed(&r->real_me));
     *lockp = l;
     return fn;
 }
