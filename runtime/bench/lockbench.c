@@ -8,7 +8,11 @@
  *      prefetcher does not bring them in pairs), with a configurable pause between sections, and
  *      the rcl/posix ratio per thread count.
  * Each figure is the median of --repeat runs of --duration seconds (the best one is shown too:
- * on a shared machine it is the closer to what the hardware can do).  --json prints the same as one
+ * on a shared machine it is the closer to what the hardware can do).  The two sides of each ratio
+ * are measured in turn, one run of each per repeat, and the ratio shown is the median of the
+ * per-repeat ratios: on a virtual machine the host may move the two vCPUs between sibling
+ * hyperthreads (a 30 ns floor) and separate cores (110-140 ns) during a run, and a ratio of
+ * figures taken seconds apart would compare different machines.  --json prints the same as one
  * JSON object.  Run `lockbench --help` for the flags.
  */
 #define _GNU_SOURCE
@@ -268,15 +272,29 @@ static double throughput_once(rcl_mutex_t *m, int n)
 
 /* ---- driver ---- */
 
-/* Median of --repeat measurements; *best gets the lowest (latencies) or highest (throughputs). */
-static double measure(double (*once)(void *), void *arg, double *best, int higher_is_better)
+/* Two figures measured in turn, --repeat times each, and their ratio b/a. */
+struct paired {
+    double a, a_best, b, b_best, ratio;
+};
+
+/* Medians of a and b, their best runs (lowest latency or highest throughput) and the median of
+ * the per-repeat ratios b/a. */
+static struct paired measure_pair(double (*once_a)(void *), void *arg_a, double (*once_b)(void *), void *arg_b,
+                                  int higher_is_better)
 {
-    double v[MAX_REPEAT];
-    for (int r = 0; r < opt.repeat; r++)
-        v[r] = once(arg);
-    double m = median(v, opt.repeat); /* sorts v */
-    *best = higher_is_better ? v[opt.repeat - 1] : v[0];
-    return m;
+    double va[MAX_REPEAT], vb[MAX_REPEAT], vr[MAX_REPEAT];
+    for (int r = 0; r < opt.repeat; r++) {
+        va[r] = once_a(arg_a);
+        vb[r] = once_b(arg_b);
+        vr[r] = vb[r] / va[r];
+    }
+    struct paired p;
+    p.ratio = median(vr, opt.repeat);
+    p.a = median(va, opt.repeat); /* sorts va */
+    p.b = median(vb, opt.repeat);
+    p.a_best = higher_is_better ? va[opt.repeat - 1] : va[0];
+    p.b_best = higher_is_better ? vb[opt.repeat - 1] : vb[0];
+    return p;
 }
 
 static int pp_cpus[2];
@@ -385,12 +403,6 @@ int main(int argc, char **argv)
     double load_before[3], load_after[3];
     loadavg(load_before);
 
-    /* 1. floor: the two CPUs the RCL client and server use. */
-    pp_cpus[0] = opt.client_cpu;
-    pp_cpus[1] = opt.server_cpu >= 0 ? opt.server_cpu : (ncpus > 1 ? 1 : 0);
-    double floor_best, rcl_best, posix_best;
-    double floor_ns = measure(pp_thunk, NULL, &floor_best, 0);
-
     rcl_mutex_t mr, mp;
     rcl_lock_config_t cr = RCL_LOCK_CONFIG("lockbench:rcl", RCL_ALG_RCL, 0, opt.server_cpu);
     rcl_lock_config_t cp = RCL_LOCK_CONFIG("lockbench:posix", RCL_ALG_POSIX, 0, -1);
@@ -399,23 +411,24 @@ int main(int argc, char **argv)
         return 1;
     }
 
-    /* 2. one client, empty sections. */
-    pin_self(opt.client_cpu);
+    /* 1 and 2, in turn: the floor on the two CPUs the RCL client and server use, and one client's
+     * round trip with empty sections; then an uncontended posix lock/unlock for reference. */
+    pp_cpus[0] = opt.client_cpu;
+    pp_cpus[1] = opt.server_cpu >= 0 ? opt.server_cpu : (ncpus > 1 ? 1 : 0);
     struct rt_thunk_arg rr = { &mr, 0 }, rp = { &mp, 1 };
-    double rcl_rt = measure(rt_thunk, &rr, &rcl_best, 0);
-    double posix_rt = measure(rt_thunk, &rp, &posix_best, 0);
+    struct paired rt = measure_pair(pp_thunk, NULL, rt_thunk, &rr, 0); /* pins this thread to client_cpu */
+    struct paired posix_rt = measure_pair(rt_thunk, &rp, rt_thunk, &rp, 0);
     cpu_set_t all;
     CPU_ZERO(&all);
     for (int c = 0; c < ncpus; c++)
         CPU_SET(c, &all);
     pthread_setaffinity_np(pthread_self(), sizeof all, &all);
 
-    /* 3. throughput. */
-    double tp_posix[16], tp_rcl[16], tp_posix_best[16], tp_rcl_best[16];
+    /* 3. throughput, posix and rcl in turn. */
+    struct paired tp[16];
     for (int i = 0; i < opt.nthreads; i++) {
         struct tp_thunk_arg p = { &mp, opt.threads[i] }, r = { &mr, opt.threads[i] };
-        tp_posix[i] = measure(tp_thunk, &p, &tp_posix_best[i], 1);
-        tp_rcl[i] = measure(tp_thunk, &r, &tp_rcl_best[i], 1);
+        tp[i] = measure_pair(tp_thunk, &p, tp_thunk, &r, 1);
     }
     loadavg(load_after);
 
@@ -426,15 +439,14 @@ int main(int argc, char **argv)
                opt.lines, opt.delay);
         printf("  \"loadavg_before\": [%.2f, %.2f, %.2f], \"loadavg_after\": [%.2f, %.2f, %.2f],\n", load_before[0],
                load_before[1], load_before[2], load_after[0], load_after[1], load_after[2]);
-        printf("  \"pingpong_roundtrip_ns\": %.1f, \"pingpong_roundtrip_best_ns\": %.1f,\n", floor_ns, floor_best);
-        printf("  \"rcl_roundtrip_ns\": %.1f, \"rcl_roundtrip_best_ns\": %.1f,\n", rcl_rt, rcl_best);
-        printf("  \"rcl_roundtrip_vs_floor\": %.3f, \"rcl_roundtrip_vs_floor_best\": %.3f,\n", rcl_rt / floor_ns,
-               rcl_best / floor_best);
-        printf("  \"posix_uncontended_ns\": %.1f,\n  \"throughput\": [\n", posix_rt);
+        printf("  \"pingpong_roundtrip_ns\": %.1f, \"pingpong_roundtrip_best_ns\": %.1f,\n", rt.a, rt.a_best);
+        printf("  \"rcl_roundtrip_ns\": %.1f, \"rcl_roundtrip_best_ns\": %.1f,\n", rt.b, rt.b_best);
+        printf("  \"rcl_roundtrip_vs_floor\": %.3f,\n", rt.ratio);
+        printf("  \"posix_uncontended_ns\": %.1f,\n  \"throughput\": [\n", posix_rt.a);
         for (int i = 0; i < opt.nthreads; i++)
             printf("    {\"threads\": %d, \"posix_per_s\": %.0f, \"rcl_per_s\": %.0f, \"rcl_vs_posix\": %.3f, "
                    "\"posix_best_per_s\": %.0f, \"rcl_best_per_s\": %.0f}%s\n",
-                   opt.threads[i], tp_posix[i], tp_rcl[i], tp_rcl[i] / tp_posix[i], tp_posix_best[i], tp_rcl_best[i],
+                   opt.threads[i], tp[i].a, tp[i].b, tp[i].ratio, tp[i].a_best, tp[i].b_best,
                    i + 1 < opt.nthreads ? "," : "");
         printf("  ]\n}\n");
         return 0;
@@ -442,18 +454,19 @@ int main(int argc, char **argv)
 
     printf("lockbench: %ld CPUs, RCL server on CPU %d, client CPU %d, throughput clients %s\n", ncpus,
            opt.server_cpu, opt.client_cpu, opt.pin_clients ? "pinned off the server CPU" : "unpinned");
-    printf("           %d shared cache lines per section, delay %d, median of %d x %.2f s per figure\n", opt.lines,
-           opt.delay, opt.repeat, opt.duration);
+    printf("           %d shared cache lines per section, delay %d, %d x %.2f s per figure, the two sides of\n"
+           "           each ratio in turn; ratio: median of the per-run ratios\n",
+           opt.lines, opt.delay, opt.repeat, opt.duration);
     printf("           load average before %.2f, after %.2f\n\n", load_before[0], load_after[0]);
     printf("                                                    median      best\n");
     printf("  cache-line ping-pong round trip (CPU %d <-> %d)  %8.1f  %8.1f ns   (floor)\n", pp_cpus[0], pp_cpus[1],
-           floor_ns, floor_best);
-    printf("  rcl round trip, 1 client, empty section        %8.1f  %8.1f ns   %.2fx floor (best: %.2fx)\n", rcl_rt,
-           rcl_best, rcl_rt / floor_ns, rcl_best / floor_best);
-    printf("  posix lock+unlock, uncontended                 %8.1f  %8.1f ns\n\n", posix_rt, posix_best);
+           rt.a, rt.a_best);
+    printf("  rcl round trip, 1 client, empty section        %8.1f  %8.1f ns   %.2fx floor\n", rt.b, rt.b_best,
+           rt.ratio);
+    printf("  posix lock+unlock, uncontended                 %8.1f  %8.1f ns\n\n", posix_rt.a, posix_rt.a_best);
     printf("  threads   posix sections/s     rcl sections/s    rcl/posix   (best posix, best rcl)\n");
     for (int i = 0; i < opt.nthreads; i++)
-        printf("  %7d   %16.0f   %16.0f   %9.2f   (%.0f, %.0f)\n", opt.threads[i], tp_posix[i], tp_rcl[i],
-               tp_rcl[i] / tp_posix[i], tp_posix_best[i], tp_rcl_best[i]);
+        printf("  %7d   %16.0f   %16.0f   %9.2f   (%.0f, %.0f)\n", opt.threads[i], tp[i].a, tp[i].b, tp[i].ratio,
+               tp[i].a_best, tp[i].b_best);
     return 0;
 }

@@ -1,3 +1,4 @@
+#define _GNU_SOURCE /* sched_getcpu */
 /*
  * rcl: Remote Core Locking, client side (Algorithms 2 and 3) and the lock operations.
  *
@@ -26,6 +27,29 @@ static struct rcl_lock **all_locks; /* for statistics; kept until destroy */
 static size_t n_locks, cap_locks;
 
 static __thread int tls_saved_depth; /* recursion depth put aside by a condvar wait */
+/* RCL locks this thread holds in hybrid mode (approximately: a lock released by another thread
+ * keeps its owner's count up, which costs only speed).  While it is 0, a client thread cannot be
+ * the holder of any lock and does not read the holder's cache line, which the server owns. */
+static __thread int tls_hybrid_held;
+
+/* Could this thread hold l?  Servicing threads run sections for clients: always look. */
+static inline int may_hold(void)
+{
+    return tls_hybrid_held > 0 || rcl_tls_sthread;
+}
+
+/* The holder, once a servicing thread's transient RCL_CLAIMING (a claim being re-validated, or
+ * a completed section being released) is over. */
+static inline int settled_holder(struct rcl_lock *l)
+{
+    int holder;
+    for (unsigned n = 0; (holder = ld_acquire(&l->holder)) == RCL_CLAIMING; n++)
+        if (n < 64)
+            rcl_pause();
+        else
+            rcl_server_backoff(n);
+    return holder;
+}
 
 /* Who is asking: on a servicing thread, the client its current section comes from. */
 static inline int current_me(void)
@@ -57,18 +81,21 @@ static int post_and_wait(struct rcl_lock *l, rcl_cs_fn fn, void *ctx, size_t ctx
         memcpy(r->ctx, ctx, ctx_size);
     st_release(&r->function, fn); /* publish the request: lock, context, real_me before it */
     rcl_server_kick(s);
+    /* On the CPU the server runs on, spinning would only keep the server from running: yield at
+     * once.  (Looked up after posting: the server is working on the request meanwhile.) */
+    unsigned spins = sched_getcpu() == ld_relaxed(&s->cpu_now) ? 0 : CLIENT_SPINS;
     rcl_cs_fn seen;
     for (unsigned n = 0; (seen = ld_acquire(&r->function)) != NULL; n++) { /* acquire: ret, ctx */
-        if (n < CLIENT_SPINS) {
+        if (n < spins) {
             rcl_pause();
             continue;
         }
         /* A servicing thread waiting on another server is busy-waiting inside a section: its
          * own server may need another thread (e.g. to run a section nested back into it). */
-        if (n == CLIENT_SPINS && rcl_tls_sthread)
+        if (n == spins && rcl_tls_sthread)
             rcl_server_ensure_free(rcl_tls_sthread->server);
-        if (n < CLIENT_SPINS + CLIENT_YIELDS) {
-            rcl_server_backoff(n - CLIENT_SPINS); /* more runnable threads than CPUs: let the server run */
+        if (n < spins + CLIENT_YIELDS) {
+            rcl_server_backoff(n - spins); /* more runnable threads than CPUs: let the server run */
             continue;
         }
         /* A long section (one that waits on a condvar, sleeps, does I/O): sleep until the server
@@ -160,10 +187,7 @@ static int remote_init(rcl_mutex_t *m)
 static int remote_destroy(rcl_mutex_t *m)
 {
     struct rcl_lock *l = m->impl;
-    int holder;
-    for (unsigned n = 0; (holder = ld_acquire(&l->holder)) == RCL_CLAIMING; n++)
-        rcl_server_backoff(n); /* a servicing thread's stale claim, released at once */
-    if (holder != RCL_NONE)
+    if (settled_holder(l) != RCL_NONE) /* acquire: the last holder's writes before the free */
         return EBUSY;
     pthread_mutex_lock(&locks_lock);
     for (size_t i = 0; i < n_locks; i++)
@@ -184,7 +208,7 @@ static int remote_lock(rcl_mutex_t *m)
 {
     struct rcl_lock *l = m->impl;
     int me = current_me();
-    if (ld_relaxed(&l->holder) == me) { /* only this thread could have stored `me` */
+    if (may_hold() && ld_relaxed(&l->holder) == me) { /* only this thread could have stored `me` */
         if (m->kind != PTHREAD_MUTEX_RECURSIVE)
             return EDEADLK;
         l->depth++;
@@ -196,6 +220,7 @@ static int remote_lock(rcl_mutex_t *m)
     } else {
         post_and_wait(l, RCL_FN_HYBRID_LOCK, NULL, 0, me); /* the server takes it for `me` */
     }
+    tls_hybrid_held++;
     return 0;
 }
 
@@ -203,15 +228,17 @@ static int remote_trylock(rcl_mutex_t *m)
 {
     struct rcl_lock *l = m->impl;
     int me = current_me(), expected = RCL_NONE;
-    if (ld_relaxed(&l->holder) == me) {
+    int holder = settled_holder(l); /* a lock free but for a server's transient claim is free */
+    if (holder == me) {
         if (m->kind != PTHREAD_MUTEX_RECURSIVE)
             return EBUSY;
         l->depth++;
         return 0;
     }
-    if (!cas_acquire(&l->holder, &expected, me))
+    if (holder != RCL_NONE || !cas_acquire(&l->holder, &expected, me))
         return EBUSY;
     stat_inc(&l->hybrid_locks, 1);
+    tls_hybrid_held++;
     return 0;
 }
 
@@ -228,6 +255,8 @@ static int remote_unlock(rcl_mutex_t *m)
     } else if (l->depth > 0) {
         l->depth--;
         return 0;
+    } else {
+        tls_hybrid_held--;
     }
     st_release(&l->holder, RCL_NONE); /* the section's writes before the next holder's */
     return 0;
@@ -237,7 +266,7 @@ static int remote_execute(rcl_mutex_t *m, rcl_cs_fn fn, void *ctx, size_t ctx_si
 {
     struct rcl_lock *l = m->impl;
     int me = current_me(), ret;
-    if (ld_relaxed(&l->holder) == me) {
+    if (may_hold() && ld_relaxed(&l->holder) == me) {
         if (m->kind != PTHREAD_MUTEX_RECURSIVE)
             rcl_fatal("lock %s (rcl): already held by this thread inside rcl_execute (%s); "
                       "an extracted critical section cannot run without its lock",
@@ -262,7 +291,7 @@ static int remote_execute(rcl_mutex_t *m, rcl_cs_fn fn, void *ctx, size_t ctx_si
 static int remote_execute_trylock(rcl_mutex_t *m, rcl_cs_fn fn, void *ctx)
 {
     struct rcl_lock *l = m->impl;
-    int holder = ld_relaxed(&l->holder);
+    int holder = settled_holder(l);
     if (holder != RCL_NONE) {
         if (holder == current_me() && m->kind == PTHREAD_MUTEX_RECURSIVE) {
             *(int *)ctx = 1;
@@ -285,7 +314,14 @@ static int remote_release_for_wait(rcl_mutex_t *m)
         return EPERM;
     tls_saved_depth = l->depth;
     l->depth = 0;
-    st_release(&l->holder, RCL_NONE);
+    /* A remote section waiting with its own lock released: keep other servicing threads from
+     * claiming its still-posted request and running it again. */
+    struct rcl_request *r = rcl_tls_request;
+    if (r && ld_relaxed(&r->lock) == l)
+        st_relaxed(&r->function, RCL_FN_IN_PROGRESS);
+    else
+        tls_hybrid_held--;
+    st_release(&l->holder, RCL_NONE); /* and the mark before the release */
     return 0;
 }
 
@@ -297,6 +333,9 @@ static int remote_reacquire_after_wait(rcl_mutex_t *m)
         take_local(l, me);
     else
         post_and_wait(l, RCL_FN_HYBRID_LOCK, NULL, 0, me);
+    struct rcl_request *r = rcl_tls_request;
+    if (!(r && ld_relaxed(&r->lock) == l))
+        tls_hybrid_held++;
     l->depth = depth;
     return 0;
 }

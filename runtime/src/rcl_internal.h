@@ -17,7 +17,7 @@
 
 /* Special values of a mailbox's function word. */
 int rcl_fn_hybrid_lock(void *ctx);  /* request: take the lock for real_me and keep it */
-int rcl_fn_in_progress(void *ctx);  /* claimed by a servicing thread, section running */
+int rcl_fn_in_progress(void *ctx);  /* its section waits on a condvar, lock released: not claimable */
 #define RCL_FN_HYBRID_LOCK (&rcl_fn_hybrid_lock)
 #define RCL_FN_IN_PROGRESS (&rcl_fn_in_progress)
 
@@ -46,17 +46,28 @@ static inline void rcl_request_complete(struct rcl_request *r)
         rcl_futex_wake((int *)(void *)&r->function, 1);
 }
 
-/* Per-lock state (m->impl). */
+/* Per-lock state (m->impl).  Two cache lines: clients read only the first one on their fast path,
+ * so the holder's line stays in the server's cache while it runs sections back to back. */
 struct rcl_lock {
-    int holder;           /* client id of the holder (real_me), RCL_NONE when free */
-    int depth;            /* extra recursive acquisitions, owned by the holder */
+    /* read-mostly */
     struct rcl_server *server;
     rcl_mutex_t *mutex;
     struct rcl_lock *next_free;
     char *id;             /* copy of the lock id, for statistics after the mutex is gone */
+    /* written by the holder */
+    int holder RCL_ALIGNED; /* client id of the holder (real_me), RCL_NONE when free */
+    int depth;            /* extra recursive acquisitions, owned by the holder */
     /* statistics, written by the holder (relaxed) */
     unsigned long sections_remote, sections_local, hybrid_locks;
 } RCL_ALIGNED;
+
+/* Statistics of a server: the pass counters are kept per servicing thread (single writer, no
+ * atomic read-modify-write on the servicing loop), the pool counters per server (atomic adds);
+ * rcl_servers_print_stats sums them. */
+struct rcl_server_stats {
+    unsigned long sections, hybrid, passes, active_passes, active_clients, active_locks;
+    unsigned long slow_passes, mgr_wakeups, no_progress, threads_created, threads_woken, parks;
+};
 
 /* One servicing thread. */
 struct rcl_sthread {
@@ -64,30 +75,27 @@ struct rcl_sthread {
     pthread_t tid;
     unsigned timestamp;       /* server timestamp when it last started a pass */
     int is_servicing;         /* futex word: 0 while parked in the prepared stack */
+    int in_section;           /* running a section: not free to serve other requests */
     struct rcl_sthread *next_all, *next_prepared;
-};
-
-/* Statistics of a server, updated by its servicing threads (relaxed atomic adds). */
-struct rcl_server_stats {
-    unsigned long sections, hybrid, passes, active_passes, active_clients, active_locks;
-    unsigned long slow_passes, mgr_wakeups, no_progress, threads_created, threads_woken, parks;
-};
+    struct rcl_server_stats stats; /* written by this thread only */
+} RCL_ALIGNED;
 
 struct rcl_server {
     /* read-mostly */
     int index, cpu, fifo;
     struct rcl_request *requests; /* RCL_MAX_CLIENTS mailboxes */
     int started;                  /* 0, then 1 once threads run (release) */
+    int cpu_now;                  /* CPU a servicing thread last ran on (hint, -1: not known) */
     char pad0[RCL_CACHE_LINE] __attribute__((aligned(RCL_CACHE_LINE)));
     /* idle parking: 1 while (some) servicing threads sleep on it; clients wake them */
     int parked RCL_ALIGNED;
     char pad1[RCL_CACHE_LINE - sizeof(int)];
     /* pool state (Algorithm 4/5) */
-    int nb_servicing RCL_ALIGNED, nb_free, is_alive;
+    int nb_servicing RCL_ALIGNED, is_alive; /* free threads: see pool_free_threads */
     unsigned timestamp;
     int mgr_word;                 /* futex: the backup thread wakes the manager */
     pthread_mutex_t pool_lock;    /* all_threads list, prepared stack, thread creation */
-    struct rcl_sthread *all_threads, *prepared;
+    struct rcl_sthread *all_threads, *prepared; /* all_threads: push-only (release), never freed */
     struct rcl_server_stats stats RCL_ALIGNED;
 };
 
@@ -96,6 +104,7 @@ struct rcl_server *rcl_server_get(int index, int cpu); /* starts it on first use
 /* Thread-local identity of servicing threads (NULL / 0 on client threads). */
 extern __thread struct rcl_sthread *rcl_tls_sthread;
 extern __thread int rcl_tls_real_me; /* real_me of the section a servicing thread runs */
+extern __thread struct rcl_request *rcl_tls_request; /* the request whose section it runs */
 
 /* Called by a client after publishing a request: wakes parked servicing threads (Dekker). */
 static inline void rcl_server_kick(struct rcl_server *s)

@@ -23,6 +23,7 @@
 
 __thread struct rcl_sthread *rcl_tls_sthread;
 __thread int rcl_tls_real_me;
+__thread struct rcl_request *rcl_tls_request;
 
 static struct rcl_server servers[RCL_MAX_SERVERS];
 static pthread_mutex_t start_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -34,6 +35,8 @@ static pthread_mutex_t start_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* An empty pass every this many: look at the clock (parking) and yield the processor. */
 #define IDLE_CHECK_PASSES 8
+/* A pass every this many: note the CPU this thread runs on (clients there yield instead of spinning). */
+#define CPU_CHECK_PASSES 256
 
 int rcl_fn_hybrid_lock(void *ctx)
 {
@@ -71,7 +74,7 @@ static rcl_cs_fn claim(struct rcl_request *r, struct rcl_lock **lockp)
     return fn;
 }
 
-static int service_pass(struct rcl_server *s)
+static int service_pass(struct rcl_server *s, struct rcl_sthread *self)
 {
     int max = rcl_clients_max(), done = 0, hybrid = 0, nlocks = 0;
     struct rcl_lock *locks[16];
@@ -95,27 +98,36 @@ static int service_pass(struct rcl_server *s)
             rcl_request_complete(r); /* the client now holds l */
             continue;
         }
-        /* Mark the request in progress so that no other servicing thread runs it again while
-         * the section is blocked with the holder released (condvar wait). */
-        st_relaxed(&r->function, RCL_FN_IN_PROGRESS);
+        /* No store to the mailbox before the section ends: the client spins on this line, and
+         * each store would cost a cache-line transfer on the round trip.  The holder keeps other
+         * servicing threads off the request; a section that releases it to wait on a condvar
+         * marks the request RCL_FN_IN_PROGRESS first (remote_release_for_wait). */
         rcl_tls_real_me = ld_relaxed(&r->real_me);
+        rcl_tls_request = r;
+        st_relaxed(&self->in_section, 1);
         int ret = fn(r->ctx_size ? (void *)r->ctx : r->context);
+        st_relaxed(&self->in_section, 0);
+        rcl_tls_request = NULL;
         rcl_tls_real_me = RCL_NONE;
         stat_inc(&l->sections_remote, 1);
         done++;
         r->ret = ret;
-        st_release(&l->holder, RCL_NONE); /* release the lock before the client can retry it */
+        /* Complete, then release.  Released first, another servicing thread could claim the
+         * still-posted request and run it twice; the holder is RCL_CLAIMING in between, never
+         * the client's id, so that the client does not see itself as the holder. */
+        st_relaxed(&l->holder, RCL_CLAIMING);
         rcl_request_complete(r); /* ret and inline context published */
+        st_release(&l->holder, RCL_NONE);
     }
-    add_relaxed(&s->stats.passes, 1);
-    if (hybrid)
-        add_relaxed(&s->stats.hybrid, (unsigned long)hybrid);
+    struct rcl_server_stats *st = &self->stats;
+    stat_inc(&st->passes, 1);
     done += hybrid;
     if (done) {
-        add_relaxed(&s->stats.sections, (unsigned long)(done - hybrid));
-        add_relaxed(&s->stats.active_passes, 1);
-        add_relaxed(&s->stats.active_clients, (unsigned long)rcl_clients_live());
-        add_relaxed(&s->stats.active_locks, (unsigned long)nlocks);
+        stat_inc(&st->hybrid, (unsigned long)hybrid);
+        stat_inc(&st->sections, (unsigned long)(done - hybrid));
+        stat_inc(&st->active_passes, 1);
+        stat_inc(&st->active_clients, (unsigned long)rcl_clients_live());
+        stat_inc(&st->active_locks, (unsigned long)nlocks);
     }
     return done;
 }
@@ -134,7 +146,7 @@ static int has_request(struct rcl_server *s)
 
 /* Idle parking, Dekker style with rcl_server_kick: parked=1; fence; look at the mailboxes.
  * Returns 1 when it slept, 0 when requests are pending (their locks are held). */
-static int park(struct rcl_server *s)
+static int park(struct rcl_server *s, struct rcl_sthread *self)
 {
     st_relaxed(&s->parked, 1);
     fence_seq_cst();
@@ -146,7 +158,7 @@ static int park(struct rcl_server *s)
             rcl_server_backoff(1000);
         return 0;
     }
-    add_relaxed(&s->stats.parks, 1);
+    stat_inc(&self->stats.parks, 1);
     rcl_futex_wait(&s->parked, 1, NULL);
     return 1;
 }
@@ -208,11 +220,24 @@ static int spawn(struct rcl_server *s, void *(*fn)(void *), void *arg, int prio,
     return rc;
 }
 
+/*
+ * Free servicing threads: servicing (not parked in the prepared stack) and not running a section,
+ * `except` left out.  Read without the pool lock it is a hint (a free thread may be entering a
+ * section); the decisions that must not race (leaving the pool) re-count under the lock.  Keeping
+ * no shared counter spares the servicing loop two atomic read-modify-writes per pass.
+ */
+static int pool_free_threads(struct rcl_server *s, const struct rcl_sthread *except)
+{
+    int n = 0;
+    for (struct rcl_sthread *t = ld_acquire(&s->all_threads); t; t = t->next_all)
+        n += t != except && ld_relaxed(&t->is_servicing) && !ld_relaxed(&t->in_section);
+    return n;
+}
+
 /* Adds one free servicing thread: wakes a prepared one or creates one.  Caller holds pool_lock. */
 static void add_free_thread(struct rcl_server *s)
 {
     add_relaxed(&s->nb_servicing, 1);
-    add_relaxed(&s->nb_free, 1);
     struct rcl_sthread *t = s->prepared;
     if (t) {
         s->prepared = t->next_prepared;
@@ -231,16 +256,16 @@ static void add_free_thread(struct rcl_server *s)
     if (rc != 0)
         rcl_fatal("server %d: cannot create a servicing thread: %s", s->index, strerror(rc));
     t->next_all = s->all_threads;
-    s->all_threads = t;
+    st_release(&s->all_threads, t); /* lock-free readers: pool_free_threads, statistics */
     add_relaxed(&s->stats.threads_created, 1);
 }
 
 void rcl_server_ensure_free(struct rcl_server *s)
 {
-    if (ld_relaxed(&s->nb_free) > 0)
+    if (pool_free_threads(s, rcl_tls_sthread) > 0)
         return;
     pthread_mutex_lock(&s->pool_lock);
-    if (ld_relaxed(&s->nb_free) <= 0)
+    if (pool_free_threads(s, rcl_tls_sthread) == 0)
         add_free_thread(s);
     pthread_mutex_unlock(&s->pool_lock);
 }
@@ -256,45 +281,49 @@ void rcl_server_prepare_block(void)
  * left and has been activated again. */
 static int leave_pool_if_spare(struct rcl_server *s, struct rcl_sthread *self)
 {
-    int f = ld_relaxed(&s->nb_free);
-    while (f > 1) {
-        if (cas_acq_rel(&s->nb_free, &f, f - 1)) { /* one free thread always remains */
-            pthread_mutex_lock(&s->pool_lock);
-            add_relaxed(&s->nb_servicing, -1);
-            st_relaxed(&self->is_servicing, 0);
-            self->next_prepared = s->prepared;
-            s->prepared = self;
-            pthread_mutex_unlock(&s->pool_lock);
-            while (!ld_acquire(&self->is_servicing)) /* futex: no lost activation */
-                rcl_futex_wait(&self->is_servicing, 0, NULL);
-            return 1;
-        }
+    if (pool_free_threads(s, self) == 0)
+        return 0;
+    pthread_mutex_lock(&s->pool_lock);
+    if (pool_free_threads(s, self) == 0) { /* counted again under the lock: one always remains */
+        pthread_mutex_unlock(&s->pool_lock);
+        return 0;
     }
-    return 0;
+    add_relaxed(&s->nb_servicing, -1);
+    st_relaxed(&self->is_servicing, 0);
+    self->next_prepared = s->prepared;
+    s->prepared = self;
+    pthread_mutex_unlock(&s->pool_lock);
+    while (!ld_acquire(&self->is_servicing)) /* futex: no lost activation */
+        rcl_futex_wait(&self->is_servicing, 0, NULL);
+    return 1;
 }
 
 static void *servicing_main(void *arg)
 {
     struct rcl_sthread *self = arg;
     struct rcl_server *s = self->server;
-    unsigned empty = 0;
+    unsigned empty = 0, passes = 0;
     uint64_t idle_since = 0;
     rcl_tls_sthread = self;
     for (;;) {
+        if (passes++ % CPU_CHECK_PASSES == 0) {
+            int cpu = sched_getcpu();
+            if (cpu != ld_relaxed(&s->cpu_now))
+                st_relaxed(&s->cpu_now, cpu);
+        }
         st_relaxed(&s->is_alive, 1);
         st_relaxed(&self->timestamp, ld_relaxed(&s->timestamp));
-        add_relaxed(&s->nb_free, -1); /* this thread is not free any more */
-        int done = service_pass(s);
-        add_relaxed(&s->nb_free, 1); /* free again */
+        int done = service_pass(s, self);
         if (done) {
             empty = 0;
             idle_since = 0;
-        } else if (++empty % IDLE_CHECK_PASSES == 0) {
+        } else if (rcl_pause(), ++empty % IDLE_CHECK_PASSES == 0) {
+            /* (the pause: polling the mailboxes flat out delays the clients' stores to them) */
             uint64_t now = rcl_now_ns();
             if (!idle_since)
                 idle_since = now;
             else if (now - idle_since >= (uint64_t)rcl_settings.idle_us * 1000) {
-                if (park(s)) {
+                if (park(s, self)) {
                     idle_since = 0;
                     continue;
                 }
@@ -302,7 +331,7 @@ static void *servicing_main(void *arg)
             sched_yield(); /* idle: let other threads of this CPU run */
         }
         if (ld_relaxed(&s->nb_servicing) > 1) { /* slow path: some servicing threads are busy */
-            add_relaxed(&s->stats.slow_passes, 1);
+            stat_inc(&self->stats.slow_passes, 1);
             if (!leave_pool_if_spare(s, self))
                 sched_yield(); /* let the busy ones progress */
         }
@@ -343,7 +372,7 @@ static void *management_main(void *arg)
     st_relaxed(&s->timestamp, 1);
     for (;;) {
         /* Whole server idle (parked, nobody in a section): sleep until a client kicks it. */
-        if (ld_relaxed(&s->parked) && ld_relaxed(&s->nb_free) == ld_relaxed(&s->nb_servicing))
+        if (ld_relaxed(&s->parked) && pool_free_threads(s, NULL) == ld_relaxed(&s->nb_servicing))
             rcl_futex_wait(&s->parked, 1, NULL);
         rcl_futex_wait(&s->mgr_word, 0, &timeout);
         st_relaxed(&s->mgr_word, 0);
@@ -354,7 +383,7 @@ static void *management_main(void *arg)
             add_relaxed(&s->stats.no_progress, 1);
             st_relaxed(&s->is_alive, 1);
             pthread_mutex_lock(&s->pool_lock);
-            if (ld_relaxed(&s->nb_free) <= 0)
+            if (pool_free_threads(s, NULL) == 0)
                 add_free_thread(s);
             if (s->fifo)
                 elect(s);
@@ -390,6 +419,7 @@ static void start(struct rcl_server *s, int index, int cpu)
     s->index = index;
     s->cpu = cpu;
     s->fifo = rcl_settings.fifo;
+    s->cpu_now = -1;
     s->requests = aligned_alloc(RCL_CACHE_LINE, RCL_MAX_CLIENTS * sizeof(struct rcl_request));
     if (!s->requests)
         rcl_fatal("server %d: out of memory for the request array", index);
@@ -455,10 +485,16 @@ void rcl_servers_print_stats(int fd)
             rcl_dprintf(fd, "%-6s %4s %4s %7s %12s %10s %8s %9s %9s %8s %8s %8s %6s\n", "server", "cpu",
                         "mode", "threads", "sections", "hybrid", "use", "false-ser", "slow-path", "mgr-wake", "no-prog",
                         "created", "parks");
-        struct rcl_server_stats st;
-        unsigned long *dst = (unsigned long *)&st, *src = (unsigned long *)&s->stats;
+        struct rcl_server_stats st = { 0 };
+        unsigned long *dst = (unsigned long *)&st;
+        const unsigned long *src = (const unsigned long *)&s->stats;
         for (size_t k = 0; k < sizeof st / sizeof *dst; k++)
             dst[k] = ld_relaxed(&src[k]);
+        for (struct rcl_sthread *t = ld_acquire(&s->all_threads); t; t = t->next_all) {
+            src = (const unsigned long *)&t->stats;
+            for (size_t k = 0; k < sizeof st / sizeof *dst; k++)
+                dst[k] += ld_relaxed(&src[k]);
+        }
         double clients = st.active_clients ? (double)st.active_clients : 1.0;
         double passes = st.passes ? (double)st.passes : 1.0;
         rcl_dprintf(fd, "%-6d %4d %4s %7d %12lu %10lu %8.3f %9.3f %9.3f %8lu %8lu %8lu %6lu\n", i,
