@@ -15,6 +15,7 @@ so the recorded commands stay valid on another machine:
     RCLIFY_MK      a makefile fragment appending the two above to CFLAGS / LDLIBS / LIBS (plain make)
 """
 
+import hashlib
 import json
 import os
 import re
@@ -33,7 +34,8 @@ from rclify.errors import BuildError, ToolMissingError, UsageError
 from rclify.lock_config import ALGORITHMS
 
 CONFIG_FILE = "rclify.toml"
-STATE_DIR = ".rclify"  # in the checked tree: logs and the makefile fragment
+STATE_DIR = ".rclify"  # in the checked tree: logs, the makefile fragment, the runtime's fingerprint
+RUNTIME_STAMP = "runtime.sha256"  # fingerprint of the runtime the tree was last built against
 NO_OVERRIDE = "config"  # the --locks value meaning "lock_config.h as written"
 DEFAULT_LOCKS = ["*=posix"]
 DEFAULT_TIMEOUT = 1800.0
@@ -72,6 +74,9 @@ class Plan:
     test: str
     origin: str  # where the choice came from: detected, rclify.toml, command line
     notes: list[str] = field(default_factory=list)
+    # Run before the build when the runtime changed since the tree was last built: the program's
+    # makefiles do not know its binaries depend on librclify.a, so they would not relink them.
+    clean: str | None = None
 
 
 @dataclass
@@ -135,24 +140,37 @@ def detect(tree: Path) -> Plan:
             if f and f.is_file() and "-Werror" in f.read_text(errors="replace"):
                 notes.append(f"{f.name} adds -Werror: any warning in (transformed) code fails the build")
                 break
-        return Plan("autotools", build, f"make {target}", "detected", notes)
+        return Plan("autotools", build, f"make {target}", "detected", notes, "[ ! -f Makefile ] || make clean")
     if (tree / "CMakeLists.txt").is_file():
         build = (
             'cmake -S . -B build-rclify -DCMAKE_C_FLAGS="$RCLIFY_CFLAGS" -DCMAKE_CXX_FLAGS="$RCLIFY_CFLAGS"'
             ' -DCMAKE_C_STANDARD_LIBRARIES="$RCLIFY_LIBS" -DCMAKE_CXX_STANDARD_LIBRARIES="$RCLIFY_LIBS"'
             ' && cmake --build build-rclify -j "$RCLIFY_JOBS"'
         )
-        return Plan("cmake", build, "ctest --test-dir build-rclify --output-on-failure", "detected", notes)
+        clean = "[ ! -d build-rclify ] || cmake --build build-rclify --target clean"
+        return Plan("cmake", build, "ctest --test-dir build-rclify --output-on-failure", "detected", notes, clean)
     makefile = next((tree / n for n in ("GNUmakefile", "makefile", "Makefile") if (tree / n).is_file()), None)
     if makefile:
         make = f'make -f {makefile.name} -f "$RCLIFY_MK"'
         target = next((t for t in ("test", "check") if _has_target(makefile, t)), None)
         if target is None:
             raise UsageError(f"{makefile} has no 'test' or 'check' target: say how to run the tests with --test CMD")
-        return Plan("make", f'{make} -j"$RCLIFY_JOBS"', f"{make} {target}", "detected", notes)
+        clean = f"{make} clean" if _has_target(makefile, "clean") else None
+        return Plan("make", f'{make} -j"$RCLIFY_JOBS"', f"{make} {target}", "detected", notes, clean)
     raise UsageError(
         f"{tree}: no configure, configure.ac, CMakeLists.txt or Makefile found: give --build CMD and --test CMD"
     )
+
+
+def _detected_clean(tree: Path, system: str | None) -> str | None:
+    """The clean command detection gives, for an rclify.toml written before `clean` was recorded."""
+    if system not in ("autotools", "cmake", "make"):
+        return None
+    try:
+        detected = detect(tree)
+    except UsageError:
+        return None
+    return detected.clean if detected.system == system else None
 
 
 def _has_target(makefile: Path, target: str) -> bool:
@@ -168,7 +186,8 @@ def read_config(tree: Path) -> dict:
         table = tomllib.loads(path.read_text()).get("check", {})
     except tomllib.TOMLDecodeError as err:
         raise UsageError(f"{path}: {err}") from None
-    for key, kind in (("build", str), ("test", str), ("system", str), ("locks", list), ("timeout", (int, float))):
+    keys = (("build", str), ("test", str), ("clean", str), ("system", str), ("locks", list), ("timeout", (int, float)))
+    for key, kind in keys:
         if key in table and not isinstance(table[key], kind):
             raise UsageError(f"{path}: [check] {key} has the wrong type")
     return table
@@ -178,7 +197,8 @@ def make_plan(tree: Path, build: str | None = None, test: str | None = None) -> 
     """Command line over rclify.toml over detection, field by field."""
     recorded = read_config(tree)
     if recorded.get("build") and recorded.get("test"):
-        base = Plan(recorded.get("system", "custom"), recorded["build"], recorded["test"], CONFIG_FILE)
+        base = Plan(recorded.get("system", "custom"), recorded["build"], recorded["test"], CONFIG_FILE,
+                    clean=recorded.get("clean") or _detected_clean(tree, recorded.get("system")))
     else:
         base = detect(tree) if not (build and test) else Plan("custom", "", "", "command line")
     if build is None and test is None:
@@ -189,6 +209,7 @@ def make_plan(tree: Path, build: str | None = None, test: str | None = None) -> 
         test if test is not None else base.test,
         "command line",
         base.notes,
+        base.clean if build is None else None,
     )
 
 
@@ -200,12 +221,15 @@ def write_config(tree: Path, plan: Plan) -> Path:
     section = (
         "[check]\n"
         "# Written by `rclify check`; edit freely.  Commands run at the tree root with RCLIFY_CFLAGS,\n"
-        "# RCLIFY_LIBS, RCLIFY_JOBS and RCLIFY_MK in the environment.  Optional keys:\n"
-        '# locks = ["*=posix", "*=rcl"]   timeout = 1800\n'
+        "# RCLIFY_LIBS, RCLIFY_JOBS and RCLIFY_MK in the environment.  `clean` runs before the build\n"
+        "# when the runtime changed since the last one (so that the binaries are relinked).  Optional keys:\n"
+        '# locks = ["*=posix", "*=rcl"]   timeout = 1800   clean = "make clean"\n'
         f"system = {json.dumps(plan.system)}\n"
         f"build = {json.dumps(plan.build)}\n"
         f"test = {json.dumps(plan.test)}\n"
     )
+    if plan.clean:
+        section += f"clean = {json.dumps(plan.clean)}\n"
     for key in ("locks", "timeout"):
         value = read_config(tree).get(key) if old else None
         if value is not None:
@@ -454,10 +478,24 @@ def run_check(
             old.unlink()
     env = _environment(flags, jobs, state)
 
+    stamp, fingerprint = state / RUNTIME_STAMP, runtime_fingerprint(flags)
+    if not stamp.is_file() or stamp.read_text().strip() != fingerprint:
+        why = "first build by rclify check" if not stamp.is_file() else "the runtime changed since the last build"
+        if plan.clean:
+            progress(f"clean ({why}): {plan.clean}")
+            cleaned = run_logged("clean", plan.clean, tree, env, logs / "clean.log", timeout, progress, heartbeat)
+            if not cleaned.ok:
+                _fail_build(cleaned, progress, out, plan)
+        else:
+            progress(f"warning: {why} and no clean command is known: binaries built before may not be "
+                     f"relinked (add clean = \"...\" to {CONFIG_FILE})")
+    stamp.unlink(missing_ok=True)  # written again only once a build against this runtime succeeds
+
     progress(f"build: {plan.build}")
     built = run_logged("build", plan.build, tree, env, logs / "build.log", timeout, progress, heartbeat)
     if not built.ok:
         _fail_build(built, progress, out, plan)
+    stamp.write_text(fingerprint + "\n")
 
     progress(f"build: ok ({format_seconds(built.seconds)})")
     results = []
@@ -490,6 +528,17 @@ def run_check(
     return report
 
 
+def runtime_fingerprint(flags: tuple[list[str], list[str]]) -> str:
+    """sha256 over the flags and the content of every file they name (librclify.a)."""
+    digest = hashlib.sha256()
+    for arg in [*flags[0], "\0", *flags[1]]:
+        digest.update(arg.encode() + b"\0")
+        path = Path(arg)
+        if path.is_file():
+            digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
 def _environment(flags, jobs: int, state: Path) -> dict:
     cflags, libs = (" ".join(f) for f in flags)
     state.mkdir(parents=True, exist_ok=True)
@@ -506,7 +555,7 @@ def _environment(flags, jobs: int, state: Path) -> dict:
 
 def _fail_build(built: RunResult, progress: Progress, out, plan: Plan):
     why = f"timed out after {format_seconds(built.seconds)}" if built.timed_out else f"exit {built.rc}"
-    progress(f"build: FAILED ({why}, {format_seconds(built.seconds)})")
+    progress(f"{built.name}: FAILED ({why}, {format_seconds(built.seconds)})")
     text = built.log.read_text(errors="replace")
     tail = [ln for ln in text.splitlines() if ln.strip()][-15:]
     print("  " + "\n  ".join(tail), file=out)
@@ -515,7 +564,7 @@ def _fail_build(built: RunResult, progress: Progress, out, plan: Plan):
     err = None if built.timed_out else missing_tool(text)
     if err is not None:
         raise ToolMissingError(f"{err} (build log: {built.log})")
-    raise BuildError(f"the build failed ({why}); the tests were not run; log: {built.log}")
+    raise BuildError(f"the {built.name} failed ({why}); the tests were not run; log: {built.log}")
 
 
 def _is_transformed(tree: Path) -> bool:

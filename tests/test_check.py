@@ -144,6 +144,52 @@ def test_missing_build_tool_names_the_debian_package(tmp_path):
     assert check.missing_tool("ok 3 - key: not found") is None
 
 
+@needs_toolchain
+def test_a_changed_runtime_cleans_the_tree_so_that_binaries_are_relinked(tmp_path, capsys):
+    tree = make_tree(tmp_path / "p", {"a.t": T_PASS})
+    with (tree / "Makefile").open("a") as f:  # the count shows how many times the tree was cleaned
+        f.write("clean:\n\trm -f prog\n\techo cleaned >> clean-count\n")
+    lib = tmp_path / "librclify.a"  # stands for the runtime library named in the link flags
+    lib.write_text("runtime v1")
+    flags = (FLAGS[0], [*FLAGS[1], str(lib)])
+    # Not a real archive: the tree links without it, the fingerprint reads it.
+    (tree / "Makefile").write_text((tree / "Makefile").read_text().replace("$(LDLIBS)", "-lm"))
+
+    assert check.run_check(tree, flags=flags).ok
+    assert "clean (first build by rclify check)" in capsys.readouterr().out
+    assert 'clean = "make -f Makefile -f \\"$RCLIFY_MK\\" clean"' in (tree / "rclify.toml").read_text()
+
+    assert check.run_check(tree, flags=flags).ok
+    assert "clean (" not in capsys.readouterr().out  # same runtime: an incremental build
+    assert (tree / "clean-count").read_text().count("cleaned") == 1
+
+    lib.write_text("runtime v2")
+    assert check.run_check(tree, flags=flags).ok
+    assert "clean (the runtime changed since the last build)" in capsys.readouterr().out
+    assert (tree / "clean-count").read_text().count("cleaned") == 2
+    assert (tree / "prog").is_file()  # and built again
+
+
+def test_an_rclify_toml_without_clean_gets_the_detected_one(tmp_path):
+    tree = make_tree(tmp_path / "p", {"a.t": T_PASS})
+    with (tree / "Makefile").open("a") as f:
+        f.write("clean:\n\trm -f prog\n")
+    (tree / "rclify.toml").write_text('[check]\nsystem = "make"\nbuild = "make"\ntest = "make test"\n')
+    plan = check.make_plan(tree)
+    assert (plan.origin, plan.build, plan.clean) == ("rclify.toml", "make", 'make -f Makefile -f "$RCLIFY_MK" clean')
+    (tree / "rclify.toml").write_text('[check]\nsystem = "custom"\nbuild = "make"\ntest = "make test"\n')
+    assert check.make_plan(tree).clean is None  # commands of the user's own: no guess
+
+
+@needs_toolchain
+def test_no_clean_command_warns_when_the_runtime_changed(tmp_path, capsys):
+    tree = make_tree(tmp_path / "p", {"a.t": T_PASS})
+    assert check.run_check(tree, flags=FLAGS).ok
+    out = capsys.readouterr().out
+    assert "warning: first build by rclify check and no clean command is known" in out
+    assert "\nclean = " not in (tree / "rclify.toml").read_text()
+
+
 def test_autotools_detection_and_werror_note(tmp_path):
     (tmp_path / "configure.ac").write_text('CFLAGS="$CFLAGS -Wall -Werror"\n')
     (tmp_path / "Makefile.am").write_text("test: all\n\tprove t\n")
