@@ -68,7 +68,33 @@ def add_arguments(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
         "--max-seconds", type=float, default=1200.0, metavar="SECONDS",
         help="stop starting new runs after this long (default: 1200)",
     )
+    p.add_argument(
+        "--server-cpus", type=cpu_list, metavar="LIST",
+        help="run memcached on these CPUs only (e.g. 1 or 2-15): steadier figures on a small machine, "
+        "where the scheduler otherwise places server and client threads differently from run to run",
+    )
+    p.add_argument("--client-cpus", type=cpu_list, metavar="LIST", help="run memcslap on these CPUs only (e.g. 0)")
     return p
+
+
+def cpu_list(text: str) -> set[int]:
+    """'0', '1,3' or '2-15' -> a set of CPU numbers this process may use."""
+    cpus: set[int] = set()
+    try:
+        for part in text.split(","):
+            lo, dash, hi = part.strip().partition("-")
+            cpus.update(range(int(lo), int(hi if dash else lo) + 1))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"bad CPU list {text!r} (expected e.g. 0, 1,3 or 2-15)") from None
+    allowed = os.sched_getaffinity(0)
+    if not cpus or not cpus <= allowed:
+        raise argparse.ArgumentTypeError(f"CPU list {text!r}: this machine allows {sorted(allowed)}")
+    return cpus
+
+
+def _pinned(cpus: set[int] | None):
+    """A preexec_fn that confines the child to cpus (None: no change)."""
+    return (lambda: os.sched_setaffinity(0, cpus)) if cpus else None
 
 
 @dataclass
@@ -104,6 +130,9 @@ def run(args) -> int:
     print(f"original:    {original}\ntransformed: {transformed}\nclient:      {slap} "
           f"--concurrency={args.concurrency} --execute-number={args.execute_number}; server -t {args.threads}",
           flush=True)
+    if args.server_cpus or args.client_cpus:
+        show = lambda cpus: ",".join(map(str, sorted(cpus))) if cpus else "any"  # noqa: E731
+        print(f"cpus:        server {show(args.server_cpus)}, client {show(args.client_cpus)}", flush=True)
     if original.resolve() == transformed.resolve():
         print("note: original and transformed are the same binary: the ratio shows the noise", flush=True)
 
@@ -196,13 +225,14 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_server(binary: Path, env: dict, threads: int, servers: list) -> tuple[subprocess.Popen, int]:
+def start_server(binary: Path, env: dict, threads: int, servers: list, cpus: set[int] | None = None
+                 ) -> tuple[subprocess.Popen, int]:
     port = free_port()
     cmd = [str(binary), "-l", "127.0.0.1", "-p", str(port), "-U", "0", "-t", str(threads), "-m", "512", "-c", "1024"]
     if os.geteuid() == 0:
         cmd += ["-u", "root"]  # memcached refuses to run as root without -u
     proc = subprocess.Popen(cmd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, text=True)
+                            stderr=subprocess.PIPE, text=True, preexec_fn=_pinned(cpus))
     servers.append(proc)
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline:
@@ -232,12 +262,13 @@ def stop_server(proc: subprocess.Popen) -> None:
 
 def measure(binary: Path, env: dict, slap: str, workload: str, args, servers: list) -> float:
     """ops/s of one memcslap run against a fresh server."""
-    proc, port = start_server(binary, env, args.threads, servers)
+    proc, port = start_server(binary, env, args.threads, servers, args.server_cpus)
     try:
         cmd = [slap, f"--servers=127.0.0.1:{port}", f"--test={workload}",
                f"--concurrency={args.concurrency}", f"--execute-number={args.execute_number}"]
         try:
-            out = subprocess.run(cmd, capture_output=True, text=True, timeout=args.run_timeout)
+            out = subprocess.run(cmd, capture_output=True, text=True, timeout=args.run_timeout,
+                                 preexec_fn=_pinned(args.client_cpus))
         except subprocess.TimeoutExpired:
             raise BuildError(f"memcslap --test={workload} ran past --run-timeout {args.run_timeout:.0f}s") from None
         ops = parse_slap(out.stdout, workload)

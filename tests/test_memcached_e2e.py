@@ -2,6 +2,7 @@
 bench.  Slow (a build, a test suite) and needs the network once (apt-get source; the pristine copy
 is kept in work/memcached.pristine and reused)."""
 
+import argparse
 import os
 import subprocess
 import sys
@@ -57,6 +58,15 @@ def test_fetch_applies_debian_patches_and_is_idempotent(tmp_path):
     assert fresh.version == first.version
 
 
+def test_bench_cpu_lists():
+    assert memcached_bench.cpu_list("0") == {0}
+    allowed = sorted(os.sched_getaffinity(0))
+    assert memcached_bench.cpu_list(f"{allowed[0]}-{allowed[-1]}") >= {allowed[0], allowed[-1]}
+    for bad in ("x", "1-", "", "4096"):
+        with pytest.raises(argparse.ArgumentTypeError):
+            memcached_bench.cpu_list(bad)
+
+
 @pytest.mark.slow
 def test_original_memcached_builds_with_the_runtime_and_passes_tests_and_bench(tmp_path, capsys):
     tree = fetch_copy(tmp_path / "memcached").working
@@ -67,10 +77,12 @@ def test_original_memcached_builds_with_the_runtime_and_passes_tests_and_bench(t
     assert all(r.counts.source == "prove" and r.counts.passed > 100 for r in report.tests)
     # bench: the same binary on both sides, one short round; no server is left behind
     args = Namespace(original=tree, transformed=tree, locks=["config"], workloads="get,set", rounds=1,
-                     concurrency=2, execute_number=2000, threads=2, run_timeout=60, max_seconds=120)
+                     concurrency=2, execute_number=2000, threads=2, run_timeout=60, max_seconds=120,
+                     server_cpus={0}, client_cpus=None)
     assert memcached_bench.run(args) == 0
     out = capsys.readouterr().out
     assert "same binary" in out and out.count(" ops/s") >= 4
+    assert "cpus:        server 0, client any" in out
     assert memcached_processes(tree) == []
 
 

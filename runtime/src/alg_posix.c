@@ -1,6 +1,7 @@
 /*
  * posix: the lock is the pthread mutex embedded in rcl_mutex_t (m->posix), no extra state.
- * rcl_mutex_lock/unlock never come here: the inline fast path in rclify.h calls pthread directly.
+ * rcl_mutex_lock/unlock/trylock and rcl_execute come here only on a lock's first use: once it is
+ * resolved, the inline fast paths in rclify.h call pthread directly.
  */
 #include <errno.h>
 #include <string.h>
@@ -33,13 +34,20 @@ static int posix_unlock(rcl_mutex_t *m)
     return pthread_mutex_unlock(&m->posix);
 }
 
+/* Called by the inline fast path of rcl_execute_sized (rclify.h) when pthread_mutex_lock fails. */
+void rcl_execute_lock_failed(rcl_mutex_t *m, int err)
+{
+    rcl_fatal("lock %s (posix): pthread_mutex_lock failed inside rcl_execute: %s; "
+              "an extracted critical section cannot run without its lock",
+              rcl_lock_name(m), strerror(err));
+}
+
+/* Reached only on a lock's first use (the inline fast path takes over once it is resolved). */
 static int posix_execute(rcl_mutex_t *m, rcl_cs_fn fn, void *ctx, size_t ctx_size)
 {
     int rc = pthread_mutex_lock(&m->posix);
     if (rc != 0)
-        rcl_fatal("lock %s (posix): pthread_mutex_lock failed inside rcl_execute: %s; "
-                  "an extracted critical section cannot run without its lock",
-                  rcl_lock_name(m), strerror(rc));
+        rcl_execute_lock_failed(m, rc);
     int ret = fn(ctx);
     pthread_mutex_unlock(&m->posix);
     return ret;

@@ -108,11 +108,8 @@ int rcl_mutex_unlock_slow(rcl_mutex_t *m)
     return rc;
 }
 
-int rcl_mutex_trylock(rcl_mutex_t *m)
+int rcl_mutex_trylock_slow(rcl_mutex_t *m)
 {
-    int alg = ld_relaxed(&m->alg);
-    if (alg == RCL_ALG_POSIX)
-        return pthread_mutex_trylock(&m->posix);
     int saved = errno;
     int rc = ops_of(resolve(m))->trylock(m);
     errno = saved;
@@ -129,7 +126,7 @@ static const struct rcl_lock_ops *resolved_ops(rcl_mutex_t *m)
     return ops;
 }
 
-int rcl_execute_sized(rcl_mutex_t *m, rcl_cs_fn fn, void *ctx, size_t ctx_size)
+int rcl_execute_sized_slow(rcl_mutex_t *m, rcl_cs_fn fn, void *ctx, size_t ctx_size)
 {
     return resolved_ops(m)->execute(m, fn, ctx, ctx_size);
 }
