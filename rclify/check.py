@@ -350,7 +350,8 @@ def parse_counts(text: str) -> Counts | None:
         total = sum(int(t) for _, t in files)
         failed_sub = 0
         failed_files = 0
-        for m in re.finditer(r"^(\S+) \(Wstat: .*?Tests: (\d+) Failed: (\d+)\)", text, re.M):
+        # prove pads the file names into a column: "t/chunked-extstore.t      (Wstat: 256 ..."
+        for m in re.finditer(r"^(\S+)\s+\(Wstat: .*?Tests: (\d+) Failed: (\d+)\)", text, re.M):
             failed_sub += int(m[3])
             failed_files += int(m[3]) == 0 and "Result: FAIL" in text  # died or bad plan
         skipped = len(re.findall(r"\.\.+ ?skipped:", text))

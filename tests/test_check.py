@@ -248,7 +248,7 @@ No subtests run
 
 Test Summary Report
 -------------------
-t/c.t (Wstat: 256 (exited 1) Tests: 3 Failed: 1)
+t/c.t      (Wstat: 256 (exited 1) Tests: 3 Failed: 1)
   Failed test:  2
 t/d.t (Wstat: 65280 (exited 255) Tests: 0 Failed: 0)
   Parse errors: No plan found in TAP output
