@@ -343,6 +343,12 @@ def _last_line(log: Path) -> str:
 # ------------------------------------------------------------------------------------- parsing
 
 
+def prove_failures(text: str) -> list[tuple[str, int]]:
+    """(file, failed subtests) for each file in prove's Test Summary Report; prove pads the names
+    into a column: "t/chunked-extstore.t      (Wstat: 256 (exited 1) Tests: 413 Failed: 1)"."""
+    return [(m[1], int(m[2])) for m in re.finditer(r"^(\S+)\s+\(Wstat: .*?Tests: \d+ Failed: (\d+)\)", text, re.M)]
+
+
 def parse_counts(text: str) -> Counts | None:
     """Test counts from the output of prove, automake's harness, ctest or raw TAP (in that order)."""
     files = re.findall(r"^Files=(\d+), Tests=(\d+)", text, re.M)
@@ -350,10 +356,9 @@ def parse_counts(text: str) -> Counts | None:
         total = sum(int(t) for _, t in files)
         failed_sub = 0
         failed_files = 0
-        # prove pads the file names into a column: "t/chunked-extstore.t      (Wstat: 256 ..."
-        for m in re.finditer(r"^(\S+)\s+\(Wstat: .*?Tests: (\d+) Failed: (\d+)\)", text, re.M):
-            failed_sub += int(m[3])
-            failed_files += int(m[3]) == 0 and "Result: FAIL" in text  # died or bad plan
+        for _, failed in prove_failures(text):
+            failed_sub += failed
+            failed_files += failed == 0 and "Result: FAIL" in text  # died or bad plan
         skipped = len(re.findall(r"\.\.+ ?skipped:", text))
         return Counts(total - failed_sub, failed_sub + failed_files, skipped, "prove")
     automake = re.findall(r"^# (PASS|FAIL|SKIP|XFAIL|XPASS|ERROR):\s+(\d+)", text, re.M)

@@ -92,6 +92,10 @@ def cpu_list(text: str) -> set[int]:
     return cpus
 
 
+def _cpus_text(cpus: set[int] | None) -> str:
+    return ",".join(map(str, sorted(cpus))) if cpus else "any"
+
+
 def _pinned(cpus: set[int] | None):
     """A preexec_fn that confines the child to cpus (None: no change)."""
     return (lambda: os.sched_setaffinity(0, cpus)) if cpus else None
@@ -131,8 +135,7 @@ def run(args) -> int:
           f"--concurrency={args.concurrency} --execute-number={args.execute_number}; server -t {args.threads}",
           flush=True)
     if args.server_cpus or args.client_cpus:
-        show = lambda cpus: ",".join(map(str, sorted(cpus))) if cpus else "any"  # noqa: E731
-        print(f"cpus:        server {show(args.server_cpus)}, client {show(args.client_cpus)}", flush=True)
+        print(f"cpus:        server {_cpus_text(args.server_cpus)}, client {_cpus_text(args.client_cpus)}", flush=True)
     if original.resolve() == transformed.resolve():
         print("note: original and transformed are the same binary: the ratio shows the noise", flush=True)
 

@@ -182,7 +182,7 @@ def test_an_rclify_toml_without_clean_gets_the_detected_one(tmp_path):
 
 
 @needs_toolchain
-def test_no_clean_command_warns_when_the_runtime_changed(tmp_path, capsys):
+def test_no_clean_command_warns_on_the_first_check(tmp_path, capsys):
     tree = make_tree(tmp_path / "p", {"a.t": T_PASS})
     assert check.run_check(tree, flags=FLAGS).ok
     out = capsys.readouterr().out
@@ -301,6 +301,11 @@ The following tests FAILED:
 def test_parse_counts(text, expected):
     c = check.parse_counts(text)
     assert (c.passed, c.failed, c.skipped, c.source) == expected
+
+
+def test_prove_failures_reads_padded_and_unpadded_summary_lines():
+    assert check.prove_failures(PROVE_FAIL) == [("t/c.t", 1), ("t/d.t", 0)]
+    assert check.prove_failures("t/a.t .. ok\nAll tests successful.\n") == []
 
 
 def test_no_counts_means_exit_code_only():

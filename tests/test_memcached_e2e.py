@@ -4,7 +4,6 @@ is kept in work/memcached.pristine and reused)."""
 
 import argparse
 import os
-import re
 import subprocess
 import sys
 import warnings
@@ -38,11 +37,6 @@ KNOWN_FLAKY = {
     "t/lru-maintainer.t": "memcached PR #427, timing on a busy host",
     "t/restart.t": "memcached issue #617",
 }
-
-
-def failed_test_files(prove_output: str) -> list[str]:
-    """The files in prove's Test Summary Report ("t/x.t      (Wstat: 256 ...")."""
-    return re.findall(r"^(t/\S+\.t)\s+\(Wstat:", prove_output, re.M)
 
 
 def prove_passes_again(tree: Path, name: str, locks: str, attempts: int = 2) -> bool:
@@ -80,15 +74,6 @@ def test_fetch_applies_debian_patches_and_is_idempotent(tmp_path):
     fresh = fetch_copy(first.working)  # ... unless asked
     assert fresh.copied and (fresh.working / "memcached.c").read_text() != "edited\n"
     assert fresh.version == first.version
-
-
-def test_failed_test_files_reads_proves_summary():
-    summary = ("Test Summary Report\n-------------------\n"
-               "t/chunked-extstore.t      (Wstat: 256 (exited 1) Tests: 413 Failed: 1)\n  Failed test:  227\n"
-               "t/restart.t (Wstat: 65280 (exited 255) Tests: 49 Failed: 0)\n"
-               "Files=82, Tests=174551, 472 wallclock secs\nResult: FAIL\n")
-    assert failed_test_files(summary) == ["t/chunked-extstore.t", "t/restart.t"]
-    assert failed_test_files("t/a.t .. ok\nAll tests successful.\n") == []
 
 
 def test_bench_cpu_lists():
@@ -132,7 +117,7 @@ def test_transformed_memcached_passes_its_suite_with_every_lock_on_rcl(tmp_path)
     counts = report.tests[0].counts
     assert counts is not None and counts.passed > 100000
     if not report.ok:  # only an upstream-flaky file may fail, and it must pass when run again
-        failed = failed_test_files(report.tests[0].log.read_text(errors="replace"))
+        failed = [name for name, _ in check.prove_failures(report.tests[0].log.read_text(errors="replace"))]
         assert failed, f"the suite failed without a failing test file: {report.tests[0].log}"
         unknown = [f for f in failed if f not in KNOWN_FLAKY]
         assert not unknown, f"{unknown} failed under *=rcl (log: {report.tests[0].log})"
