@@ -7,13 +7,14 @@
  *      each section reading and writing a few shared cache lines (not contiguous, so the
  *      prefetcher does not bring them in pairs), with a configurable pause between sections, and
  *      the rcl/posix ratio per thread count.
- * Each figure is the median of --repeat runs of --duration seconds (the best one is shown too:
- * on a shared machine it is the closer to what the hardware can do).  The two sides of each ratio
- * are measured in turn, one run of each per repeat, and the ratio shown is the median of the
- * per-repeat ratios: on a virtual machine the host may move the two vCPUs between sibling
+ * The two sides of each ratio are measured in turn and the ratio shown is the median of the
+ * per-measurement ratios: on a virtual machine the host may move the two vCPUs between sibling
  * hyperthreads (a 30 ns floor) and separate cores (110-140 ns) during a run, and a ratio of
- * figures taken seconds apart would compare different machines.  --json prints the same as one
- * JSON object.  Run `lockbench --help` for the flags.
+ * figures taken seconds apart would compare different machines.  1 and 2 are paired line by line
+ * in short slices (see measure_roundtrip); each throughput figure is the median of --repeat runs
+ * of --duration seconds.  The best figures are shown too: on a shared machine they are the closer
+ * to what the hardware can do.  --json prints the same as one JSON object.  Run
+ * `lockbench --help` for the flags.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -102,11 +103,27 @@ static void loadavg(double out[3])
     }
 }
 
+/*
+ * The floor and the RCL round trip are measured in pairs: a short ping-pong on one cache line,
+ * then a short RCL run through one client's mailbox, PROBE_LINES pairs (lines, mailboxes) per
+ * repeat.  Two reasons:
+ *   - on a mesh (Intel Xeon) a line's transfer time depends on which L3 slice is its home, a hash
+ *     of its physical address: one line's ping-pong ranged from 103 to 141 ns between lines on
+ *     the same two CPUs, so one line on each side would make the ratio a draw of two addresses;
+ *   - this VM's host moves its two vCPUs between sibling hyperthreads of one core (a ~30-60 ns
+ *     floor), two cores of one socket (~110-140 ns) and, it seems, further apart (~300 ns)
+ *     from one second to the next: the two sides of a ratio must be taken a few milliseconds
+ *     apart, not seconds.
+ * The ratio reported is the median of the per-pair ratios; pairs whose floor is under
+ * SIBLING_NS (the two CPUs share a core's L1/L2: not a cross-core transfer) are counted apart.
+ */
+#define PROBE_LINES 8
+#define SIBLING_NS 70.0
+#define MAX_PAIRS (MAX_REPEAT * PROBE_LINES)
+
 /* ---- 1. cache-line ping-pong ---- */
 
-static struct {
-    _Alignas(CACHE_LINE) volatile uint64_t seq;
-} pingpong;
+static volatile uint64_t *pp_line; /* the line being bounced */
 static int pp_stop;
 
 static void *pong(void *arg)
@@ -115,32 +132,34 @@ static void *pong(void *arg)
     uint64_t want = 1;
     for (;;) {
         uint64_t s;
-        while ((s = __atomic_load_n(&pingpong.seq, __ATOMIC_ACQUIRE)) != want) {
+        while ((s = __atomic_load_n(pp_line, __ATOMIC_ACQUIRE)) != want) {
             if (__atomic_load_n(&pp_stop, __ATOMIC_RELAXED))
                 return NULL;
             cpu_relax();
         }
-        __atomic_store_n(&pingpong.seq, s + 1, __ATOMIC_RELEASE);
+        __atomic_store_n(pp_line, s + 1, __ATOMIC_RELEASE);
         want = s + 2;
     }
 }
 
-/* Round trip in ns: this thread writes an odd value, the other answers with the next even one. */
-static double pingpong_once(int cpu_a, int cpu_b)
+/* Round trip in ns on one line: this thread writes an odd value, the other answers with the next
+ * even one. */
+static double pingpong_line(volatile uint64_t *line, int cpu_a, int cpu_b, double seconds)
 {
     pthread_t t;
     pp_stop = 0;
-    pingpong.seq = 0;
+    pp_line = line;
+    *line = 0;
     pthread_create(&t, NULL, pong, &cpu_b);
     pin_self(cpu_a);
     uint64_t rounds = 0, start = 0, deadline = 0, s = 0;
     for (;; rounds++) {
         if (rounds == 1000) { /* warm-up done */
             start = now_ns();
-            deadline = start + (uint64_t)(opt.duration * 1e9 / 2);
+            deadline = start + (uint64_t)(seconds * 1e9);
         }
-        __atomic_store_n(&pingpong.seq, s + 1, __ATOMIC_RELEASE);
-        while (__atomic_load_n(&pingpong.seq, __ATOMIC_ACQUIRE) != s + 2)
+        __atomic_store_n(line, s + 1, __ATOMIC_RELEASE);
+        while (__atomic_load_n(line, __ATOMIC_ACQUIRE) != s + 2)
             cpu_relax();
         s += 2;
         if (rounds > 1000 && (rounds & 255) == 0 && now_ns() > deadline)
@@ -148,9 +167,24 @@ static double pingpong_once(int cpu_a, int cpu_b)
     }
     double ns = (double)(now_ns() - start) / (double)(rounds - 1000);
     __atomic_store_n(&pp_stop, 1, __ATOMIC_RELAXED);
-    __atomic_store_n(&pingpong.seq, s + 3, __ATOMIC_RELEASE); /* not what pong waits for: it sees stop */
+    __atomic_store_n(line, s + 3, __ATOMIC_RELEASE); /* not what pong waits for: it sees stop */
     pthread_join(t, NULL);
     return ns;
+}
+
+/* The k-th probe line: each in its own page, at a different offset. */
+static volatile uint64_t *probe_line(int k)
+{
+    static char *pages;
+    if (!pages) {
+        pages = aligned_alloc(4096, 4096 * PROBE_LINES);
+        if (!pages) {
+            fprintf(stderr, "lockbench: out of memory\n");
+            exit(1);
+        }
+        memset(pages, 0, 4096 * PROBE_LINES);
+    }
+    return (volatile uint64_t *)(pages + 4096 * k + CACHE_LINE * (5 * k % 64));
 }
 
 /* ---- 2. single-client round trip ---- */
@@ -160,13 +194,13 @@ static int cs_empty(void *ctx)
     return 0;
 }
 
-static double roundtrip_once(rcl_mutex_t *m, int hybrid)
+static double roundtrip_loop(rcl_mutex_t *m, int hybrid, double seconds)
 {
     uint64_t n = 0, start = 0, deadline = 0;
     for (;; n++) {
         if (n == 1000) {
             start = now_ns();
-            deadline = start + (uint64_t)(opt.duration * 1e9 / 2);
+            deadline = start + (uint64_t)(seconds * 1e9);
         }
         if (hybrid) {
             rcl_mutex_lock(m);
@@ -178,6 +212,68 @@ static double roundtrip_once(rcl_mutex_t *m, int hybrid)
             break;
     }
     return (double)(now_ns() - start) / (double)(n - 1000);
+}
+
+struct roundtrip_result {
+    double floor_ns, floor_best_ns, rcl_ns, rcl_best_ns; /* medians and best over all pairs */
+    double ratio;                   /* median of the per-pair ratios, all pairs */
+    int cross_pairs, sibling_pairs; /* pairs with a floor >= / < SIBLING_NS */
+    double cross_ratio, sibling_ratio; /* median ratio of each kind (0: none) */
+};
+
+/* Medians of the pairs whose floor is on the requested side of SIBLING_NS (all when side < 0). */
+static double median_ratio(const double *floor, const double *ratio, int n, int side, int *count)
+{
+    double v[MAX_PAIRS];
+    int k = 0;
+    for (int i = 0; i < n; i++)
+        if (side < 0 || (floor[i] < SIBLING_NS) == side)
+            v[k++] = ratio[i];
+    if (count)
+        *count = k;
+    return k ? median(v, k) : 0;
+}
+
+/*
+ * One client (this thread) and PROBE_LINES locks, lock k on RCL server k, every server on the
+ * server CPU: the client's mailbox on server k is a line of server k's own request array, so the
+ * pairs go through PROBE_LINES different mailbox lines, and each server polls one mailbox.
+ */
+static struct roundtrip_result measure_roundtrip(const rcl_lock_config_t *cfg, int cpu_a, int cpu_b)
+{
+    double slice = opt.duration / 2 / PROBE_LINES;
+    rcl_mutex_t locks[PROBE_LINES];
+    for (int k = 0; k < PROBE_LINES; k++) {
+        rcl_lock_config_t c = *cfg;
+        c.server = k;
+        if (rcl_mutex_init(&locks[k], NULL, &c)) {
+            fprintf(stderr, "lockbench: rcl_mutex_init failed\n");
+            exit(1);
+        }
+    }
+    double fl[MAX_PAIRS], rt[MAX_PAIRS], ratio[MAX_PAIRS];
+    int n = 0;
+    for (int r = 0; r < opt.repeat; r++)
+        for (int k = 0; k < PROBE_LINES; k++, n++) {
+            fl[n] = pingpong_line(probe_line(k), cpu_a, cpu_b, slice);
+            rt[n] = roundtrip_loop(&locks[k], 0, slice);
+            ratio[n] = rt[n] / fl[n];
+            /* Let server k go idle and park before the next pair, so that it does not spin
+             * beside the ping-pong's second thread or the next server. */
+            struct timespec idle = { 0, 2000000 };
+            nanosleep(&idle, NULL);
+        }
+    for (int k = 0; k < PROBE_LINES; k++)
+        rcl_mutex_destroy(&locks[k]);
+    struct roundtrip_result res;
+    res.ratio = median_ratio(fl, ratio, n, -1, NULL);
+    res.cross_ratio = median_ratio(fl, ratio, n, 0, &res.cross_pairs);
+    res.sibling_ratio = median_ratio(fl, ratio, n, 1, &res.sibling_pairs);
+    res.floor_ns = median(fl, n); /* sorts */
+    res.floor_best_ns = fl[0];
+    res.rcl_ns = median(rt, n);
+    res.rcl_best_ns = rt[0];
+    return res;
 }
 
 /* ---- 3. throughput ---- */
@@ -298,10 +394,6 @@ static struct paired measure_pair(double (*once_a)(void *), void *arg_a, double 
 }
 
 static int pp_cpus[2];
-static double pp_thunk(void *a)
-{
-    return pingpong_once(pp_cpus[0], pp_cpus[1]);
-}
 struct rt_thunk_arg {
     rcl_mutex_t *m;
     int hybrid;
@@ -309,7 +401,7 @@ struct rt_thunk_arg {
 static double rt_thunk(void *a)
 {
     struct rt_thunk_arg *r = a;
-    return roundtrip_once(r->m, r->hybrid);
+    return roundtrip_loop(r->m, r->hybrid, opt.duration / 2);
 }
 struct tp_thunk_arg {
     rcl_mutex_t *m;
@@ -415,8 +507,8 @@ int main(int argc, char **argv)
      * round trip with empty sections; then an uncontended posix lock/unlock for reference. */
     pp_cpus[0] = opt.client_cpu;
     pp_cpus[1] = opt.server_cpu >= 0 ? opt.server_cpu : (ncpus > 1 ? 1 : 0);
-    struct rt_thunk_arg rr = { &mr, 0 }, rp = { &mp, 1 };
-    struct paired rt = measure_pair(pp_thunk, NULL, rt_thunk, &rr, 0); /* pins this thread to client_cpu */
+    struct rt_thunk_arg rp = { &mp, 1 };
+    struct roundtrip_result rt = measure_roundtrip(&cr, pp_cpus[0], pp_cpus[1]); /* pins this thread */
     struct paired posix_rt = measure_pair(rt_thunk, &rp, NULL, NULL, 0);
     cpu_set_t all;
     CPU_ZERO(&all);
@@ -439,9 +531,14 @@ int main(int argc, char **argv)
                opt.lines, opt.delay);
         printf("  \"loadavg_before\": [%.2f, %.2f, %.2f], \"loadavg_after\": [%.2f, %.2f, %.2f],\n", load_before[0],
                load_before[1], load_before[2], load_after[0], load_after[1], load_after[2]);
-        printf("  \"pingpong_roundtrip_ns\": %.1f, \"pingpong_roundtrip_best_ns\": %.1f,\n", rt.a, rt.a_best);
-        printf("  \"rcl_roundtrip_ns\": %.1f, \"rcl_roundtrip_best_ns\": %.1f,\n", rt.b, rt.b_best);
+        printf("  \"pingpong_roundtrip_ns\": %.1f, \"pingpong_roundtrip_best_ns\": %.1f,\n", rt.floor_ns,
+               rt.floor_best_ns);
+        printf("  \"rcl_roundtrip_ns\": %.1f, \"rcl_roundtrip_best_ns\": %.1f,\n", rt.rcl_ns, rt.rcl_best_ns);
         printf("  \"rcl_roundtrip_vs_floor\": %.3f,\n", rt.ratio);
+        printf("  \"cross_core_pairs\": %d, \"rcl_roundtrip_vs_floor_cross_core\": %.3f,\n", rt.cross_pairs,
+               rt.cross_ratio);
+        printf("  \"sibling_pairs\": %d, \"rcl_roundtrip_vs_floor_siblings\": %.3f,\n", rt.sibling_pairs,
+               rt.sibling_ratio);
         printf("  \"posix_uncontended_ns\": %.1f,\n  \"throughput\": [\n", posix_rt.a);
         for (int i = 0; i < opt.nthreads; i++)
             printf("    {\"threads\": %d, \"posix_per_s\": %.0f, \"rcl_per_s\": %.0f, \"rcl_vs_posix\": %.3f, "
@@ -455,14 +552,21 @@ int main(int argc, char **argv)
     printf("lockbench: %ld CPUs, RCL server on CPU %d, client CPU %d, throughput clients %s\n", ncpus,
            opt.server_cpu, opt.client_cpu, opt.pin_clients ? "pinned off the server CPU" : "unpinned");
     printf("           %d shared cache lines per section, delay %d, %d x %.2f s per figure, the two sides of\n"
-           "           each ratio in turn; ratio: median of the per-run ratios\n",
-           opt.lines, opt.delay, opt.repeat, opt.duration);
+           "           each ratio in turn; ratio: median of the per-run ratios (round trip: %d line/server\n"
+           "           pairs per repeat, %.0f ms a side)\n",
+           opt.lines, opt.delay, opt.repeat, opt.duration, PROBE_LINES, opt.duration / 2 / PROBE_LINES * 1e3);
     printf("           load average before %.2f, after %.2f\n\n", load_before[0], load_after[0]);
     printf("                                                    median      best\n");
     printf("  cache-line ping-pong round trip (CPU %d <-> %d)  %8.1f  %8.1f ns   (floor)\n", pp_cpus[0], pp_cpus[1],
-           rt.a, rt.a_best);
-    printf("  rcl round trip, 1 client, empty section        %8.1f  %8.1f ns   %.2fx floor\n", rt.b, rt.b_best,
-           rt.ratio);
+           rt.floor_ns, rt.floor_best_ns);
+    printf("  rcl round trip, 1 client, empty section        %8.1f  %8.1f ns   %.2fx floor\n", rt.rcl_ns,
+           rt.rcl_best_ns, rt.ratio);
+    if (rt.cross_pairs)
+        printf("    pairs with a cross-core floor (>= %.0f ns): %3d, rcl/floor %.2fx\n", SIBLING_NS, rt.cross_pairs,
+               rt.cross_ratio);
+    if (rt.sibling_pairs)
+        printf("    pairs on sibling hyperthreads (< %.0f ns):  %3d, rcl/floor %.2fx\n", SIBLING_NS, rt.sibling_pairs,
+               rt.sibling_ratio);
     printf("  posix lock+unlock, uncontended                 %8.1f  %8.1f ns\n\n", posix_rt.a, posix_rt.a_best);
     printf("  threads   posix sections/s     rcl sections/s    rcl/posix   (best posix, best rcl)\n");
     for (int i = 0; i < opt.nthreads; i++)

@@ -68,15 +68,19 @@ static inline int on_server_of(const struct rcl_lock *l)
 static int post_and_wait(struct rcl_lock *l, rcl_cs_fn fn, void *ctx, size_t ctx_size, int real_me)
 {
     struct rcl_server *s = l->server;
-    if (__builtin_expect(!ld_acquire(&s->started), 0)) /* only in a child after fork() */
+    if (__builtin_expect(!ld_acquire(&s->started), 0)) { /* only in a child after fork() */
+        int e = errno;
         rcl_server_get(s->index, s->cpu);
+        errno = e;
+    }
     struct rcl_request *r = &s->requests[rcl_client_id()];
-    int saved_errno = errno; /* the section runs elsewhere; our waiting must not change errno */
     int inl = ctx_size != 0 && ctx_size <= RCL_INLINE_CTX;
-    st_relaxed(&r->lock, l);
-    st_relaxed(&r->real_me, (int16_t)real_me);
-    r->context = ctx;
-    r->ctx_size = (uint8_t)(inl ? ctx_size : 0);
+    /* Only this thread writes these fields: a field that already holds its value (the same lock
+     * and context as last time, the common case) is not stored again. */
+    store_if_changed(&r->lock, l);
+    store_if_changed(&r->real_me, (int16_t)real_me);
+    store_if_changed(&r->context, ctx);
+    store_if_changed(&r->ctx_size, (uint8_t)(inl ? ctx_size : 0));
     if (inl)
         memcpy(r->ctx, ctx, ctx_size);
     st_release(&r->function, fn); /* publish the request: lock, context, real_me before it */
@@ -84,16 +88,21 @@ static int post_and_wait(struct rcl_lock *l, rcl_cs_fn fn, void *ctx, size_t ctx
     /* On the CPU the server runs on, spinning would only keep the server from running: yield at
      * once.  (Looked up after posting: the server is working on the request meanwhile.) */
     unsigned spins = sched_getcpu() == ld_relaxed(&s->cpu_now) ? 0 : CLIENT_SPINS;
+    int saved_errno = 0; /* the section runs elsewhere; our waiting (yield, futex) keeps errno */
     rcl_cs_fn seen;
-    for (unsigned n = 0; (seen = ld_acquire(&r->function)) != NULL; n++) { /* acquire: ret, ctx */
+    unsigned n;
+    for (n = 0; (seen = ld_acquire(&r->function)) != NULL; n++) { /* acquire: ret, ctx */
         if (n < spins) {
             rcl_pause();
             continue;
         }
         /* A servicing thread waiting on another server is busy-waiting inside a section: its
          * own server may need another thread (e.g. to run a section nested back into it). */
-        if (n == spins && rcl_tls_sthread)
-            rcl_server_ensure_free(rcl_tls_sthread->server);
+        if (n == spins) {
+            saved_errno = errno;
+            if (rcl_tls_sthread)
+                rcl_server_ensure_free(rcl_tls_sthread->server);
+        }
         if (n < spins + CLIENT_YIELDS) {
             rcl_server_backoff(n - spins); /* more runnable threads than CPUs: let the server run */
             continue;
@@ -112,7 +121,8 @@ static int post_and_wait(struct rcl_lock *l, rcl_cs_fn fn, void *ctx, size_t ctx
     }
     if (inl)
         memcpy(ctx, r->ctx, ctx_size);
-    errno = saved_errno;
+    if (n > spins) /* it waited past spinning */
+        errno = saved_errno;
     return r->ret;
 }
 

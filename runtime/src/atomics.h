@@ -42,6 +42,15 @@ static int rcl_fence_word __attribute__((unused));
 #define fence_seq_cst() __atomic_thread_fence(__ATOMIC_SEQ_CST)
 #endif
 
+/* Stores v in a word only this thread writes, unless it already holds v: a store to a shared
+ * line costs a transfer when another core has read it since, a load of it does not. */
+#define store_if_changed(p, v)                  \
+    do {                                        \
+        __typeof__(*(p)) v_ = (v);              \
+        if (ld_relaxed(p) != v_)                \
+            st_relaxed((p), v_);                \
+    } while (0)
+
 /* Relaxed increment of a statistics counter owned by one thread at a time (no RMW needed). */
 #define stat_inc(p, v) st_relaxed((p), ld_relaxed(p) + (v))
 

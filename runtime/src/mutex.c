@@ -117,9 +117,13 @@ int rcl_mutex_trylock_slow(rcl_mutex_t *m)
 }
 
 /* Resolving a lock on first use (profile counters, server start) must not change the errno the
- * section sees when it runs on this thread. */
+ * section sees when it runs on this thread.  A resolved lock (every call but the first) makes no
+ * call that could: no errno save on that path. */
 static const struct rcl_lock_ops *resolved_ops(rcl_mutex_t *m)
 {
+    int alg = ld_acquire(&m->alg);
+    if (__builtin_expect(alg > RCL_ALG_UNRESOLVED, 1))
+        return ops_of(alg);
     int saved = errno;
     const struct rcl_lock_ops *ops = ops_of(resolve(m));
     errno = saved;

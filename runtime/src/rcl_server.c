@@ -33,8 +33,13 @@ static pthread_mutex_t start_lock = PTHREAD_MUTEX_INITIALIZER;
 #define PRIO_SERVICING 3
 #define PRIO_MANAGER 5
 
-/* An empty pass every this many: look at the clock (parking) and yield the processor. */
-#define IDLE_CHECK_PASSES 8
+/* An empty pass every this many: look at the clock (yielding, parking). */
+#define IDLE_CHECK_PASSES 32
+/* Idle this long (no section run): yield the processor at each clock check.  Not sooner: a
+ * sched_yield is a system call of about a microsecond, and a request that arrives meanwhile
+ * waits for it.  Yielding after a few empty passes, as before, put one in every few round trips
+ * of a single client (a round trip lasts several empty passes). */
+#define IDLE_YIELD_NS 20000
 /* A pass every this many: note the CPU this thread runs on (clients there yield instead of spinning). */
 #define CPU_CHECK_PASSES 256
 
@@ -74,6 +79,22 @@ static rcl_cs_fn claim(struct rcl_request *r, struct rcl_lock **lockp)
     return fn;
 }
 
+/* Remembers the distinct locks of a pass (at most 16), for the false-serialization statistic. */
+static void note_lock(struct rcl_lock **locks, int *nlocks, struct rcl_lock *l)
+{
+    for (int k = 0; k < *nlocks; k++)
+        if (locks[k] == l)
+            return;
+    if (*nlocks < 16)
+        locks[(*nlocks)++] = l;
+}
+
+/*
+ * One pass over the mailboxes.  From the moment a request is seen to its completion store the
+ * client is waiting: only what the section needs happens in between, and the bookkeeping
+ * (statistics, resetting the thread's section state) comes after the completion, while the
+ * reply travels to the client.
+ */
 static int service_pass(struct rcl_server *s, struct rcl_sthread *self)
 {
     int max = rcl_clients_max(), done = 0, hybrid = 0, nlocks = 0;
@@ -86,16 +107,12 @@ static int service_pass(struct rcl_server *s, struct rcl_sthread *self)
         rcl_cs_fn fn = claim(r, &l);
         if (!fn)
             continue;
-        int seen = 0;
-        for (int k = 0; k < nlocks && !seen; k++)
-            seen = locks[k] == l;
-        if (!seen && nlocks < 16)
-            locks[nlocks++] = l;
         if (fn == RCL_FN_HYBRID_LOCK) { /* hybrid lock: the client keeps the lock */
             stat_inc(&l->hybrid_locks, 1);
-            hybrid++;
-            r->ret = 0;
+            store_if_changed(&r->ret, 0);
             rcl_request_complete(r); /* the client now holds l */
+            hybrid++;
+            note_lock(locks, &nlocks, l);
             continue;
         }
         /* No store to the mailbox before the section ends: the client spins on this line, and
@@ -106,18 +123,19 @@ static int service_pass(struct rcl_server *s, struct rcl_sthread *self)
         rcl_tls_request = r;
         st_relaxed(&self->in_section, 1);
         int ret = fn(r->ctx_size ? (void *)r->ctx : r->context);
-        st_relaxed(&self->in_section, 0);
-        rcl_tls_request = NULL;
-        rcl_tls_real_me = RCL_NONE;
-        stat_inc(&l->sections_remote, 1);
-        done++;
-        r->ret = ret;
+        store_if_changed(&r->ret, ret); /* (one store less on the line the client spins on) */
         /* Complete, then release.  Released first, another servicing thread could claim the
          * still-posted request and run it twice; the holder is RCL_CLAIMING in between, never
          * the client's id, so that the client does not see itself as the holder. */
         st_relaxed(&l->holder, RCL_CLAIMING);
         rcl_request_complete(r); /* ret and inline context published */
+        stat_inc(&l->sections_remote, 1); /* still the holder: the counter's only writer */
         st_release(&l->holder, RCL_NONE);
+        st_relaxed(&self->in_section, 0);
+        rcl_tls_request = NULL;
+        rcl_tls_real_me = RCL_NONE;
+        done++;
+        note_lock(locks, &nlocks, l);
     }
     struct rcl_server_stats *st = &self->stats;
     stat_inc(&st->passes, 1);
@@ -246,9 +264,10 @@ static void add_free_thread(struct rcl_server *s)
         rcl_futex_wake(&t->is_servicing, 1);
         return;
     }
-    t = calloc(1, sizeof *t);
+    t = aligned_alloc(RCL_CACHE_LINE, sizeof *t); /* RCL_ALIGNED: calloc would not align it */
     if (!t)
         rcl_fatal("server %d: out of memory for a servicing thread", s->index);
+    memset(t, 0, sizeof *t);
     t->server = s;
     t->is_servicing = 1;
     t->timestamp = ld_relaxed(&s->timestamp);
@@ -327,8 +346,10 @@ static void *servicing_main(void *arg)
                     idle_since = 0;
                     continue;
                 }
+                sched_yield(); /* requests wait for locks held elsewhere: let their holders run */
+            } else if (now - idle_since >= IDLE_YIELD_NS) {
+                sched_yield(); /* idle: let other threads of this CPU run */
             }
-            sched_yield(); /* idle: let other threads of this CPU run */
         }
         if (ld_relaxed(&s->nb_servicing) > 1) { /* slow path: some servicing threads are busy */
             stat_inc(&self->stats.slow_passes, 1);
