@@ -418,8 +418,10 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: lockbench [--duration S] [--repeat N] [--threads 1,2,4,8] [--lines N] [--delay N]\n"
             "                 [--server-cpu N] [--client-cpu N] [--pin-clients] [--json]\n"
-            "  --duration S    seconds per measurement (default 0.5)\n"
-            "  --repeat N      measurements per figure, the median is shown (default 3)\n"
+            "  --duration S    seconds per measurement (default 0.5; a round-trip round splits it\n"
+            "                  between its 8 pairs)\n"
+            "  --repeat N      measurements per figure, the median is shown (default 3; for the\n"
+            "                  round trip: rounds of 8 floor/rcl pairs, one line or server each)\n"
             "  --threads LIST  client thread counts for the throughput table (default 1,2,4,8)\n"
             "  --lines N       shared cache lines read and written per section (default 4)\n"
             "  --delay N       iterations of local work between two sections (default 50)\n"

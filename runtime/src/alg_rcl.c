@@ -64,8 +64,43 @@ static inline int on_server_of(const struct rcl_lock *l)
     return rcl_tls_sthread && rcl_tls_sthread->server == l->server;
 }
 
-/* Posts a request in this thread's mailbox on s and waits for its completion (Algorithm 2). */
-static int post_and_wait(struct rcl_lock *l, rcl_cs_fn fn, void *ctx, size_t ctx_size, int real_me)
+/*
+ * The wait after the spins: the section is long or the server is not running.  Yields (with more
+ * runnable threads than CPUs, spinning clients would keep the server off a CPU), then sleeps on
+ * the mailbox.  Out of line, so that the spinning path of post_and_wait stays short; keeps errno.
+ */
+static __attribute__((noinline)) void wait_long(struct rcl_request *r)
+{
+    int saved_errno = errno;
+    /* A servicing thread waiting on another server is busy-waiting inside a section: its own
+     * server may need another thread (e.g. to run a section nested back into it). */
+    if (rcl_tls_sthread)
+        rcl_server_ensure_free(rcl_tls_sthread->server);
+    for (unsigned n = 0; ld_acquire(&r->function) != NULL; n++) { /* acquire: ret, ctx */
+        if (n < CLIENT_YIELDS) {
+            rcl_server_backoff(n);
+            continue;
+        }
+        /* A long section (one that waits on a condvar, sleeps, does I/O): sleep until the server
+         * completes it, instead of keeping a CPU busy with yields.  The timeout covers a wake-up
+         * missed in the race described at rcl_request_complete. */
+        st_relaxed(&r->sleeping, 1);
+        fence_seq_cst();
+        rcl_cs_fn seen = ld_acquire(&r->function);
+        if (seen != NULL) {
+            struct timespec ts = { 0, CLIENT_SLEEP_NS };
+            rcl_futex_wait((int *)(void *)&r->function, (int)(uintptr_t)seen, &ts);
+        }
+        st_relaxed(&r->sleeping, 0);
+    }
+    errno = saved_errno;
+}
+
+/* Posts a request in this thread's mailbox on s and waits for its completion (Algorithm 2).
+ * Inlined into its callers: between a completion and the next request, every instruction of the
+ * client is on the round trip. */
+static inline __attribute__((always_inline)) int post_and_wait(struct rcl_lock *l, rcl_cs_fn fn, void *ctx,
+                                                               size_t ctx_size, int real_me)
 {
     struct rcl_server *s = l->server;
     if (__builtin_expect(!ld_acquire(&s->started), 0)) { /* only in a child after fork() */
@@ -88,41 +123,17 @@ static int post_and_wait(struct rcl_lock *l, rcl_cs_fn fn, void *ctx, size_t ctx
     /* On the CPU the server runs on, spinning would only keep the server from running: yield at
      * once.  (Looked up after posting: the server is working on the request meanwhile.) */
     unsigned spins = sched_getcpu() == ld_relaxed(&s->cpu_now) ? 0 : CLIENT_SPINS;
-    int saved_errno = 0; /* the section runs elsewhere; our waiting (yield, futex) keeps errno */
-    rcl_cs_fn seen;
-    unsigned n;
-    for (n = 0; (seen = ld_acquire(&r->function)) != NULL; n++) { /* acquire: ret, ctx */
-        if (n < spins) {
-            rcl_pause();
-            continue;
-        }
-        /* A servicing thread waiting on another server is busy-waiting inside a section: its
-         * own server may need another thread (e.g. to run a section nested back into it). */
+    for (unsigned n = 0;; n++) {
+        if (ld_acquire(&r->function) == NULL) /* acquire: ret, ctx */
+            break;
         if (n == spins) {
-            saved_errno = errno;
-            if (rcl_tls_sthread)
-                rcl_server_ensure_free(rcl_tls_sthread->server);
+            wait_long(r);
+            break;
         }
-        if (n < spins + CLIENT_YIELDS) {
-            rcl_server_backoff(n - spins); /* more runnable threads than CPUs: let the server run */
-            continue;
-        }
-        /* A long section (one that waits on a condvar, sleeps, does I/O): sleep until the server
-         * completes it, instead of keeping a CPU busy with yields.  The timeout covers a wake-up
-         * missed in the race described at rcl_request_complete. */
-        st_relaxed(&r->sleeping, 1);
-        fence_seq_cst();
-        seen = ld_acquire(&r->function);
-        if (seen != NULL) {
-            struct timespec ts = { 0, CLIENT_SLEEP_NS };
-            rcl_futex_wait((int *)(void *)&r->function, (int)(uintptr_t)seen, &ts);
-        }
-        st_relaxed(&r->sleeping, 0);
+        rcl_pause();
     }
     if (inl)
         memcpy(ctx, r->ctx, ctx_size);
-    if (n > spins) /* it waited past spinning */
-        errno = saved_errno;
     return r->ret;
 }
 
