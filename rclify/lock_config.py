@@ -16,6 +16,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from rclify import atomic_file
 from rclify.errors import UsageError
 
 ALGORITHMS = ("posix", "rcl", "profile")
@@ -136,6 +137,4 @@ def merge(generated: list[LockEntry], existing: list[LockEntry]) -> list[LockEnt
 
 def write(path: Path, entries: list[LockEntry]) -> None:
     """Writes atomically (temp file + rename) so an interrupted run never leaves half a file."""
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(render(entries))
-    tmp.replace(path)
+    atomic_file.write_text(path, render(entries))

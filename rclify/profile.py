@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from math import gcd
 from pathlib import Path
 
+from rclify import atomic_file
 from rclify import profile_symbols as syms
 from rclify.errors import BuildError, RclifyError, ToolMissingError, UsageError
 from rclify.paths import RUNTIME_DIR, require
@@ -457,6 +458,4 @@ def load(path: Path) -> dict:
 
 
 def save(profile: dict, path: Path) -> None:
-    tmp = Path(str(path) + ".tmp")
-    tmp.write_text(json.dumps(profile, indent=2) + "\n")
-    tmp.replace(path)
+    atomic_file.write_text(path, json.dumps(profile, indent=2) + "\n")

@@ -24,7 +24,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rclify import __version__, cparse, lock_config
+from rclify import __version__, atomic_file, cparse, lock_config
 from rclify.analyse import add_macros, add_wrappers, regions_of, thread_bound_functions
 from rclify.errors import ParseError, ToolMissingError, UsageError
 from rclify.extract import FileExtractor
@@ -486,15 +486,7 @@ def _apply(root: Path, outcome: Outcome, config_path: Path) -> None:
 
 
 def _atomic_write(path: Path, text: str) -> None:
-    try:
-        mode = path.stat().st_mode
-    except FileNotFoundError:
-        mode = None
-    tmp = path.with_name(f".{path.name}.rclify-tmp")
-    tmp.write_text(text, encoding="utf-8", errors="surrogateescape")
-    if mode is not None:
-        os.chmod(tmp, mode)
-    os.replace(tmp, path)
+    atomic_file.write_text(path, text, tmp_name=f".{path.name}.rclify-tmp", keep_mode=True)
 
 
 def revert(src: Path) -> list[str]:

@@ -4,8 +4,11 @@ Timing on a shared 2-core machine is noisy: assertions rank locks by large margi
 """
 
 import json
+import os
 import shutil
+import stat
 import subprocess
+import threading
 from pathlib import Path
 
 import pytest
@@ -181,3 +184,24 @@ def test_runtime_profile_algorithm_writes_the_same_schema(tmp_path):
     assert len(locks["app.c:arr[]"]["elements"]) == 3
     assert locks["app.c:arr[]"]["nested_in"] == ["app.c:outer"]
     assert locks["app.c:outer"]["acquisitions"] == 3 * 200 + 1  # the condition wait is no new acquisition
+
+
+def test_runtime_profile_written_to_a_fifo_leaves_the_fifo_in_place(tmp_path):
+    """RCLIFY_PROFILE_OUT naming something that is not a regular file (here a FIFO, as /dev/null is a
+    device) is written in place: the runtime used to rename its temporary file over it, which as root
+    replaced /dev/null with a regular file."""
+    src = RUNTIME_DIR / "src"
+    harness = compile_c(
+        [FIXTURES / "runtime_harness.c", src / "alg_profile.c"], tmp_path / "harness",
+        "-std=gnu11", f"-I{RUNTIME_DIR / 'include'}", f"-I{src}",
+    )
+    fifo = tmp_path / "profile.fifo"
+    os.mkfifo(fifo)
+    received = []
+    reader = threading.Thread(target=lambda: received.append(fifo.read_text()), daemon=True)
+    reader.start()
+    subprocess.run([str(harness)], check=True, timeout=60, env={"RCLIFY_PROFILE_OUT": str(fifo)})
+    reader.join(timeout=30)
+    assert stat.S_ISFIFO(fifo.stat().st_mode)
+    assert not (tmp_path / "profile.fifo.tmp").exists()
+    assert "app.c:hot" in {lock["id"] for lock in json.loads(received[0])["locks"]}

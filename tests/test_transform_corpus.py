@@ -85,7 +85,7 @@ def test_transformed_program_prints_what_the_original_does(transformed, name, al
     assert result["transform"].returncode == 0, result["transform"].stderr
     build = result["build"]
     assert build.returncode == 0, f"transformed program does not build:\n{build.stderr[-3000:]}"
-    env = dict(os.environ, RCLIFY_LOCKS=f"*={algorithm}", RCLIFY_PROFILE_OUT=os.devnull)
+    env = dict(os.environ, RCLIFY_LOCKS=f"*={algorithm}", RCLIFY_PROFILE_OUT=str(result["tree"] / "profile.json"))
     run = subprocess.run([str(result["tree"] / "prog")], cwd=result["tree"], capture_output=True,
                          text=True, timeout=RUN_TIMEOUT_S, env=env)
     assert run.returncode == 0, f"exit {run.returncode}:\n{run.stderr[-3000:]}"

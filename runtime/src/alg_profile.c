@@ -19,9 +19,11 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "../profiler/prof_common.h"
@@ -229,8 +231,18 @@ static void prof_write(void)
         snprintf(path, sizeof path, "%s", env);
     else
         snprintf(path, sizeof path, "rclify-profile.%d.json", (int)getpid());
+    /* A regular file (or a new one) is written beside and renamed into place, so that a reader
+     * never sees half a profile.  Anything else already there (/dev/null, a FIFO, a terminal) is
+     * written in place: renamed over, it would be replaced by a regular file (as root, /dev/null
+     * itself).  A symbolic link is followed: its file is replaced, not the link. */
+    struct stat st;
+    int in_place = stat(path, &st) == 0 && !S_ISREG(st.st_mode);
+    char real[PATH_MAX];
+    if (!in_place && realpath(path, real))
+        snprintf(path, sizeof path, "%s", real);
     char tmp_path[sizeof path + 8];
     snprintf(tmp_path, sizeof tmp_path, "%s.tmp", path);
+    const char *open_path = in_place ? path : tmp_path;
 
     /* threads: every live one (from /proc), plus those that used a profiled lock and exited */
     uint64_t now = boot_ns();
@@ -265,8 +277,9 @@ static void prof_write(void)
     qsort(v, n, sizeof *v, by_id);
 
     struct prof_out *o = calloc(1, sizeof *o);
-    if (!o || (o->fd = open(tmp_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) < 0) {
-        fprintf(stderr, "rclify: profile: cannot write %s: %s\n", tmp_path, strerror(errno));
+    int flags = in_place ? O_WRONLY | O_CLOEXEC : O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC;
+    if (!o || (o->fd = open(open_path, flags, 0644)) < 0) {
+        fprintf(stderr, "rclify: profile: cannot write %s: %s\n", open_path, strerror(errno));
         free(o);
         free(v);
         return;
@@ -319,9 +332,10 @@ static void prof_write(void)
     prof_flush(o);
     int failed = o->failed;
     close(o->fd);
-    if (failed || rename(tmp_path, path) != 0) {
+    if (in_place ? failed : failed || rename(tmp_path, path) != 0) {
         fprintf(stderr, "rclify: profile: cannot write %s\n", path);
-        unlink(tmp_path);
+        if (!in_place)
+            unlink(tmp_path);
     }
     free(o);
     free(v);
