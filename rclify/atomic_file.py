@@ -3,7 +3,8 @@
 A regular file (or a new one) is written beside its final name and renamed into place.  Anything
 else that already exists there (/dev/null, /dev/stdout, a FIFO, a terminal) is written in place: a
 rename over it would replace the device or pipe with a regular file (as root, /dev/null itself).
-A symbolic link is followed, so that the file it points to is replaced, not the link.
+(A symbolic link to a regular file is replaced by the new file, as a rename does: a transformed
+tree gets its own copy instead of writing through the link to a file outside it.)
 """
 
 import os
@@ -18,8 +19,6 @@ def write_text(path: Path, text: str, *, tmp_name: str | None = None, keep_mode:
         with open(path, "w", encoding="utf-8", errors="surrogateescape") as out:
             out.write(text)
         return
-    if path.is_symlink():
-        path = path.resolve()
     tmp = path.with_name(tmp_name or f"{path.name}.tmp")
     tmp.write_text(text, encoding="utf-8", errors="surrogateescape")
     if keep_mode and path.exists():

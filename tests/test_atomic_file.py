@@ -34,13 +34,18 @@ def test_fifo_is_written_in_place_not_replaced(tmp_path):
     assert received == ["through the pipe\n"]
 
 
-def test_symlink_keeps_pointing_to_the_replaced_file(tmp_path):
-    target = tmp_path / "real.h"
-    target.write_text("old\n")
-    link = tmp_path / "link.h"
-    link.symlink_to(target)
-    atomic_file.write_text(link, "new\n")
-    assert link.is_symlink() and target.read_text() == "new\n"
+def test_symlink_to_a_device_is_written_through(tmp_path):
+    fifo = tmp_path / "out.fifo"
+    os.mkfifo(fifo)
+    link = tmp_path / "link"
+    link.symlink_to(fifo)
+    received = []
+    reader = threading.Thread(target=lambda: received.append(fifo.read_text()), daemon=True)
+    reader.start()
+    atomic_file.write_text(link, "via the link\n")
+    reader.join(timeout=10)
+    assert link.is_symlink() and stat.S_ISFIFO(fifo.stat().st_mode)
+    assert received == ["via the link\n"]
 
 
 def test_profile_and_lock_config_writers_go_through_it(tmp_path):

@@ -19,7 +19,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -234,12 +233,9 @@ static void prof_write(void)
     /* A regular file (or a new one) is written beside and renamed into place, so that a reader
      * never sees half a profile.  Anything else already there (/dev/null, a FIFO, a terminal) is
      * written in place: renamed over, it would be replaced by a regular file (as root, /dev/null
-     * itself).  A symbolic link is followed: its file is replaced, not the link. */
+     * itself). */
     struct stat st;
     int in_place = stat(path, &st) == 0 && !S_ISREG(st.st_mode);
-    char real[PATH_MAX];
-    if (!in_place && realpath(path, real))
-        snprintf(path, sizeof path, "%s", real);
     char tmp_path[sizeof path + 8];
     snprintf(tmp_path, sizeof tmp_path, "%s.tmp", path);
     const char *open_path = in_place ? path : tmp_path;
