@@ -8,10 +8,10 @@ import os
 import shutil
 import stat
 import subprocess
-import threading
 from pathlib import Path
 
 import pytest
+from fifo_reader import read_while
 
 from rclify import cli, profile
 from rclify.errors import UsageError
@@ -197,11 +197,8 @@ def test_runtime_profile_written_to_a_fifo_leaves_the_fifo_in_place(tmp_path):
     )
     fifo = tmp_path / "profile.fifo"
     os.mkfifo(fifo)
-    received = []
-    reader = threading.Thread(target=lambda: received.append(fifo.read_text()), daemon=True)
-    reader.start()
-    subprocess.run([str(harness)], check=True, timeout=60, env={"RCLIFY_PROFILE_OUT": str(fifo)})
-    reader.join(timeout=30)
+    run = lambda: subprocess.run([str(harness)], check=True, timeout=60, env={"RCLIFY_PROFILE_OUT": str(fifo)})
+    text = read_while(fifo, run)
     assert stat.S_ISFIFO(fifo.stat().st_mode)
     assert not (tmp_path / "profile.fifo.tmp").exists()
-    assert "app.c:hot" in {lock["id"] for lock in json.loads(received[0])["locks"]}
+    assert text and "app.c:hot" in {lock["id"] for lock in json.loads(text)["locks"]}
