@@ -21,6 +21,7 @@ from rclify.errors import UsageError
 
 ALGORITHMS = ("posix", "rcl", "profile")
 GUARD = "RCLIFY_LOCK_CONFIG_H"
+NO_OVERRIDE = "config"  # the `rclify check --locks` value meaning "lock_config.h as written"
 
 _ENTRY = re.compile(
     r'^#define\s+RCLIFY_LOCK_(?P<macro>\w+)\s+RCL_LOCK_CONFIG\(\s*"(?P<id>[^"]*)"\s*,\s*'
@@ -138,3 +139,21 @@ def merge(generated: list[LockEntry], existing: list[LockEntry]) -> list[LockEnt
 def write(path: Path, entries: list[LockEntry]) -> None:
     """Writes atomically (temp file + rename) so an interrupted run never leaves half a file."""
     atomic_file.write_text(path, render(entries))
+
+
+def validate_override(spec: str) -> str:
+    """An RCLIFY_LOCKS value (`rclify check --locks`), checked as the runtime will
+    (PATTERN=ALG[:SERVER[@CPU]],...); NO_OVERRIDE means lock_config.h as written."""
+    if spec == NO_OVERRIDE:
+        return spec
+    entries = [e.strip() for e in spec.split(",")]
+    for entry in entries:
+        pattern, eq, value = entry.rpartition("=")
+        m = re.fullmatch(r"(?P<alg>\w+)(?::(?P<server>\d+)(?:@(?P<cpu>\d+))?)?", value)
+        if not eq or not pattern or not m:
+            raise UsageError(f"--locks {spec!r}: bad entry {entry!r}: expected PATTERN=ALG[:SERVER[@CPU]]")
+        if m["alg"] not in ALGORITHMS:
+            raise UsageError(f"--locks {spec!r}: unknown algorithm {m['alg']!r} (expected {', '.join(ALGORITHMS)})")
+        if m["server"] and int(m["server"]) > 63:
+            raise UsageError(f"--locks {spec!r}: server must be an integer from 0 to 63")
+    return spec

@@ -13,7 +13,7 @@ echo "== setup"
 bash scripts/setup.sh
 
 echo "== fetch Debian's memcached source into $TREE"
-python3 -m rclify.memcached fetch "$TREE"
+python3 -m rclify.targets.memcached fetch "$TREE"
 
 if [ ! -f "$TREE/config.h" ]; then
     echo "== configure $TREE (transform analyses the tree with its config.h)"

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from rclify import assign, cli, lock_config, profile
+from rclify import cli, lock_config
+from rclify.profiling import assign, profile
 from rclify.errors import UsageError
 from rclify.lock_config import LockEntry
 

@@ -4,7 +4,8 @@ import os
 import stat
 
 from fifo_reader import read_while
-from rclify import atomic_file, lock_config, profile
+from rclify import atomic_file, lock_config
+from rclify.profiling import profile
 
 
 def test_regular_file_is_replaced_and_keeps_its_mode_when_asked(tmp_path):

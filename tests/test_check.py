@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from rclify import check
+from rclify import check, runtime_build
 from rclify.cli import main
 from rclify.errors import BuildError, ToolMissingError, UsageError
 from rclify.paths import RUNTIME_DIR
@@ -49,9 +49,9 @@ def make_tree(root: Path, tests: dict[str, str], prog: str = PROG, test_recipe: 
 
 def use_fake_runtime(monkeypatch):
     """The CLI path builds the runtime: replace it with the header-only flags."""
-    monkeypatch.setattr(check.runtime_build, "build_runtime", lambda quiet=True: None)
-    monkeypatch.setattr(check.runtime_build, "cflags", lambda: FLAGS[0])
-    monkeypatch.setattr(check.runtime_build, "libs", lambda: FLAGS[1])
+    monkeypatch.setattr(runtime_build, "build_runtime", lambda quiet=True: None)
+    monkeypatch.setattr(runtime_build, "cflags", lambda: FLAGS[0])
+    monkeypatch.setattr(runtime_build, "libs", lambda: FLAGS[1])
 
 
 @needs_toolchain
@@ -231,10 +231,10 @@ def test_rclify_toml_keeps_other_tables_and_optional_keys(tmp_path):
 )
 def test_lock_specs_are_checked_like_the_runtime_does(spec, error):
     if error is None:
-        assert check.validate_locks(spec) == spec
+        assert check.validate_override(spec) == spec
     else:
         with pytest.raises(UsageError, match=error):
-            check.validate_locks(spec)
+            check.validate_override(spec)
 
 
 PROVE_FAIL = """\

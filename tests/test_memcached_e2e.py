@@ -12,7 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from rclify import check, memcached, memcached_bench
+from rclify import check
+from rclify.targets.memcached import benchmark as memcached_bench
+from rclify.targets.memcached import source as memcached
 from rclify.paths import PROJECT_ROOT
 
 PRISTINE = PROJECT_ROOT / "work" / "memcached.pristine"

@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 from fifo_reader import read_while
 
-from rclify import cli, profile
+from rclify import cli
+from rclify.profiling import profile
 from rclify.errors import UsageError
 from rclify.paths import RUNTIME_DIR
 
@@ -160,7 +161,7 @@ def test_report_table_and_missing_matplotlib(one_hot_profile, tmp_path, capsys, 
 
 def test_report_chart_is_drawn(one_hot_profile, two_hot_profile, tmp_path):
     pytest.importorskip("matplotlib")
-    from rclify import report
+    from rclify.profiling import report
 
     report.chart([one_hot_profile], tmp_path / "one.png")
     report.chart([one_hot_profile, two_hot_profile], tmp_path / "many.png")

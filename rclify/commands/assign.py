@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from rclify import assign, profile
+from rclify.profiling import assign, profile
 from rclify.errors import UsageError
 
 

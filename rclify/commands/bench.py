@@ -2,27 +2,28 @@
 
 TARGET 'locks' (the default) builds the runtime and its microbenchmark (runtime/bench/lockbench.c)
 and runs it: cache-line ping-pong floor, RCL round trip, posix vs rcl throughput by thread count.
-TARGET 'memcached' runs the memcached benchmark (rclify.memcached_bench).
+Any other TARGET is a program of rclify/targets/ (memcached): its benchmark.
 Arguments after a bare `--` go to the target unchanged: lockbench's own flags
-(`rclify bench -- --help`), or the memcached benchmark's (`rclify bench memcached -- --help`).
+(`rclify bench -- --help`), or the program benchmark's (`rclify bench memcached -- --help`).
 """
 
 import argparse
 import subprocess
 
-from rclify import runtime_build
+from rclify import runtime_build, targets
 from rclify.errors import BuildError, UsageError
 
-TARGETS = ("locks", "memcached")
+TARGETS = ("locks", *targets.TARGETS)
 LOCKBENCH = runtime_build.BUILD_DIR / "bench" / "lockbench"
 
 
 def add_parser(sub):
     p = sub.add_parser(
         "bench",
-        help="run a benchmark: lock microbenchmark (default) or memcached",
+        help=f"run a benchmark: lock microbenchmark (default) or a program ({', '.join(targets.TARGETS)})",
         description="Run a benchmark. 'locks' (default): the runtime's microbenchmark (ping-pong floor, "
-        "RCL round trip, posix vs rcl throughput). 'memcached': the memcached benchmark.",
+        "RCL round trip, posix vs rcl throughput). A program's name: its benchmark, original against "
+        "transformed.",
     )
     p.add_argument("target", nargs="?", default="locks", choices=TARGETS, help="what to benchmark (default: locks)")
     p.add_argument("--duration", type=float, metavar="S", help="seconds per measurement (lockbench default 0.5)")
@@ -61,28 +62,23 @@ def build_lockbench() -> None:
 LOCKBENCH_FLAGS = ("duration", "repeat", "threads", "lines", "delay", "pin_clients", "json")
 
 
-def memcached_args(args) -> argparse.Namespace:
-    """The memcached benchmark's own arguments, given after `--`."""
-    from rclify import memcached_bench  # written separately; only needed for this target
-
+def target_args(args) -> argparse.Namespace:
+    """A program benchmark's own arguments, given after `--`."""
     given = [f"--{f.replace('_', '-')}" for f in LOCKBENCH_FLAGS if getattr(args, f, None) not in (None, False)]
     if given:
         raise UsageError(
-            f"{', '.join(given)}: lockbench options; give the memcached benchmark's after `--` "
-            "(rclify bench memcached -- --help)"
+            f"{', '.join(given)}: lockbench options; give the {args.target} benchmark's after `--` "
+            f"(rclify bench {args.target} -- --help)"
         )
-    parser = memcached_bench.add_arguments(argparse.ArgumentParser(prog="rclify bench memcached --"))
-    margs = parser.parse_args(list(getattr(args, "passthrough", []) or []))
-    margs.command, margs.target = args.command, args.target
-    return margs
+    target = targets.load(args.target)
+    parser = target.add_bench_arguments(argparse.ArgumentParser(prog=f"rclify bench {args.target} --"))
+    targs = parser.parse_args(list(getattr(args, "passthrough", []) or []))
+    targs.command, targs.target = args.command, args.target
+    return targs
 
 
 def run(args) -> int:
-    if args.target == "memcached":
-        from rclify import memcached_bench
-
-        return int(memcached_bench.run(memcached_args(args)) or 0)
     if args.target != "locks":
-        raise UsageError(f"unknown benchmark target '{args.target}' (expected one of {', '.join(TARGETS)})")
+        return int(targets.load(args.target).bench(target_args(args)) or 0)
     build_lockbench()
     return subprocess.run(lockbench_argv(args)).returncode

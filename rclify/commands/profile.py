@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from rclify import profile
+from rclify.profiling import profile
 
 
 def add_parser(sub):

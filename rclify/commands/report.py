@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from rclify import assign, profile, report
+from rclify.profiling import assign, profile, report
 
 
 def add_parser(sub):

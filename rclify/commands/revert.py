@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from rclify import transform
+from rclify.transform import apply
 
 
 def add_parser(sub):
@@ -12,7 +12,7 @@ def add_parser(sub):
 
 
 def run(args) -> int:
-    restored = transform.revert(args.src)
+    restored = apply.revert(args.src)
     print(f"rclify revert: restored {len(restored)} files in {args.src} "
           f"(lock_config.h is kept: a later transform keeps its choices)")
     return 0

@@ -3,7 +3,7 @@
 import os
 from pathlib import Path
 
-from rclify import transform
+from rclify.transform import run as transform
 
 
 def add_parser(sub):

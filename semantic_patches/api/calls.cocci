@@ -2,7 +2,7 @@
 /// unlock and trylock calls that were not extracted into critical-section functions ("hybrid"
 /// regions), destroy, and every pthread_cond_* call become their rcl_* equivalent;
 /// pthread_mutex_init(E, A) becomes rcl_mutex_init(E, A, RCL_CONFIG_REF(RCLIFY_LOCK_<id>)) with the
-/// id of E's lock site (rclify/lock_sites.py; JSON file named by $RCLIFY_LOCK_SITES; NULL, the
+/// id of E's lock site (rclify/transform/lock_table.py; JSON file named by $RCLIFY_LOCK_SITES; NULL, the
 /// default configuration, when E matches no site).  Calls inside macro bodies are rewritten too.
 /// pthread_mutex_timedlock, pthread_mutex_clocklock and pthread_cond_clockwait have no runtime
 /// equivalent: reported as errors and left as they are.  pthread_mutexattr_* stay (rcl_mutex_init
@@ -20,7 +20,7 @@ virtual json
 @initialize:python@
 @@
 import rclify_smpl
-from rclify.lock_sites import LockTable
+from rclify.transform.lock_table import LockTable
 TABLE = LockTable.from_json(rclify_smpl.env_json("RCLIFY_LOCK_SITES", []))
 
 @script:python depends on json@

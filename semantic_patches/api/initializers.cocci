@@ -3,7 +3,7 @@
 ///   PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP   -> RCL_RECURSIVE_MUTEX_INITIALIZER(RCLIFY_LOCK_<id>)
 ///   PTHREAD_ERRORCHECK_MUTEX_INITIALIZER_NP  -> RCL_ERRORCHECK_MUTEX_INITIALIZER(RCLIFY_LOCK_<id>)
 ///   PTHREAD_COND_INITIALIZER                 -> RCL_COND_INITIALIZER
-/// <id> is the lock id of the definition the initializer belongs to (rclify/lock_sites.py), read
+/// <id> is the lock id of the definition the initializer belongs to (rclify/transform/lock_table.py), read
 /// from the JSON file named by $RCLIFY_LOCK_SITES.  An initializer that belongs to no known
 /// definition (a struct initializer, a compound literal) gets RCL_CONFIG_DEFAULT and is reported.
 /// PTHREAD_ADAPTIVE_MUTEX_INITIALIZER_NP (a spinning hint) becomes RCL_MUTEX_INITIALIZER, reported.
@@ -13,7 +13,7 @@
 //          -D patch / -D report; -D json for rclify's records
 // Comments: the owning definition is found from spatch's current_element and the nearest preceding
 //           defined name in the same declaration.  Initializers inside #define bodies are handled
-//           by rclify/api_rewrite.py's #define pass (with RCL_CONFIG_DEFAULT).
+//           by rclify/transform/rewrite_api.py's #define pass (with RCL_CONFIG_DEFAULT).
 
 virtual patch
 virtual report
@@ -22,7 +22,7 @@ virtual json
 @initialize:python@
 @@
 import rclify_smpl
-from rclify.lock_sites import LockTable
+from rclify.transform.lock_table import LockTable
 TABLE = LockTable.from_json(rclify_smpl.env_json("RCLIFY_LOCK_SITES", []))
 RCL_NAME = {
     "PTHREAD_MUTEX_INITIALIZER": "RCL_MUTEX_INITIALIZER",

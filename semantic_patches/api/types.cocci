@@ -7,7 +7,7 @@
 // Options: --no-includes --in-place (rclify works on copies); PYTHONPATH=semantic_patches/lib:. ;
 //          -D patch to rewrite, -D report to list the places; add -D json for rclify's records
 // Comments: the type inside a #define body that is not an expression or statement (e.g.
-//           `#define DECL(n) static pthread_mutex_t n`) is left to rclify/api_rewrite.py's
+//           `#define DECL(n) static pthread_mutex_t n`) is left to rclify/transform/rewrite_api.py's
 //           #define pass.  A mutex handed to a library expecting a pthread_mutex_t * would no
 //           longer type-check: the compiler reports it.
 

@@ -7,8 +7,7 @@ on PYTHONPATH.  Used by hand:
 
 Two output modes, chosen by the patch's `virtual` rules:
   report  one human-readable line per match: file:line:column: kind: text
-  json    one line per match, "RCLIFY-JSON " + a JSON object, read by rclify/discover.py and
-          rclify/api_rewrite.py
+  json    one line per match, "RCLIFY-JSON " + a JSON object, read by rclify/ctext/spatch.py
 Positions are spatch's: 1-based lines, 0-based columns.
 """
 
@@ -16,6 +15,8 @@ import json
 import os
 import re
 import sys
+
+from rclify.ctext.tokens import call_arguments  # the project root is on PYTHONPATH too
 
 MODE = "report"
 _LINES = {}
@@ -51,34 +52,11 @@ def call_at(path, line, column):
     at = start + len(name)
     while at < len(src) and src[at] in " \t\n\\":
         at += 1
-    if at >= len(src) or src[at] != "(":
+    found = call_arguments(src, at) if at < len(src) and src[at] == "(" else None
+    if found is None:
         return name, [], at
-    args, depth, begin, at = [], 0, at + 1, at
-    quote = None
-    while at < len(src):
-        ch = src[at]
-        if quote:
-            if ch == "\\":
-                at += 1
-            elif ch == quote:
-                quote = None
-        elif ch in "\"'":
-            quote = ch
-        elif ch in "([{":
-            depth += 1
-        elif ch in ")]}":
-            depth -= 1
-            if depth == 0:
-                args.append(src[begin:at])
-                break
-        elif ch == "," and depth == 1:
-            args.append(src[begin:at])
-            begin = at + 1
-        at += 1
-    args = [squash(a) for a in args]
-    if args == [""]:
-        args = []
-    return name, args, at + 1
+    args, end = found
+    return name, [squash(a) for a in args], end
 
 
 def squash(code):

@@ -17,8 +17,8 @@ import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from rclify.ctokens import balanced
-from rclify.discover import Discovery, Site
+from rclify.ctext.tokens import balanced
+from rclify.transform.discover import Discovery, Site
 from rclify.lock_config import LockEntry, macro_suffix
 
 

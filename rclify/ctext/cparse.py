@@ -15,6 +15,7 @@ from pathlib import Path
 
 import clang.cindex as ci
 
+from rclify.ctext.tokens import skip_to_semicolon
 from rclify.errors import ParseError, ToolMissingError
 
 _MISSING = re.compile(r"'([^']+)' file not found")
@@ -97,3 +98,9 @@ def first_error(parsed: ParsedFile) -> str | None:
         if d.severity >= ci.Diagnostic.Error and d.location.file and Path(d.location.file.name) == parsed.path:
             return f"{parsed.path.name}:{d.location.line}:{d.location.column}: {d.spelling}"
     return None
+
+
+def statement_range(parsed: ParsedFile, cursor: ci.Cursor) -> tuple[int, int]:
+    """Offsets of a statement with its closing `;` (libclang's extent stops before it)."""
+    ext = cursor.extent
+    return ext.start.offset, skip_to_semicolon(parsed.data, ext.end.offset)

@@ -27,8 +27,9 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rclify import memcached
-from rclify.check import NO_OVERRIDE, format_seconds, validate_locks
+from rclify.targets.memcached import source as memcached
+from rclify.lock_config import NO_OVERRIDE, validate_override
+from rclify.progress import format_seconds
 from rclify.errors import BuildError, RclifyError, ToolMissingError, UsageError
 
 DEFAULT_LOCKS = ["*=posix", "*=rcl", NO_OVERRIDE]
@@ -119,7 +120,7 @@ class Measure:
 
 
 def run(args) -> int:
-    locks = [validate_locks(s) for s in (args.locks or DEFAULT_LOCKS)]
+    locks = [validate_override(s) for s in (args.locks or DEFAULT_LOCKS)]
     workloads = [w.strip() for w in args.workloads.split(",") if w.strip()]
     for w in workloads:
         if w not in WORKLOADS:
@@ -310,7 +311,7 @@ def format_table(measures: list[Measure]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = add_arguments(argparse.ArgumentParser(prog="python3 -m rclify.memcached_bench", description=__doc__.split("\n")[0]))
+    parser = add_arguments(argparse.ArgumentParser(prog="rclify bench memcached --", description=__doc__.split("\n")[0]))
     args = parser.parse_args(argv)
     try:
         return run(args)

@@ -1,7 +1,9 @@
-"""A small C tokenizer for rewriting identifiers in code text (ours or the user's).
+"""C code as text: a small tokenizer and the helpers built on it.
 
 Used on the text of critical sections: it sees macro arguments as written (libclang's AST only
 sees their expansion), and it works on generated text too (a nested extraction's call site).
+Every piece of rclify that splits a call's arguments, matches brackets or blanks comments does it
+here (spatch's script rules too: semantic_patches/lib/rclify_smpl.py imports this module).
 """
 
 import re
@@ -32,20 +34,80 @@ class Token:
     end: int
 
 
-def tokenize(text: str) -> list[Token]:
-    tokens = []
-    pos = 0
+def iter_tokens(text: str, pos: int = 0):
+    """The tokens of text from offset pos on, lazily (comments and blanks skipped)."""
     while pos < len(text):
         m = _TOKEN.match(text, pos)
         if not m:  # a stray character (e.g. a backslash): keep it as punctuation
-            tokens.append(Token("punct", text[pos], pos, pos + 1))
+            yield Token("punct", text[pos], pos, pos + 1)
             pos += 1
             continue
-        kind = m.lastgroup
-        if kind not in ("ws", "comment"):
-            tokens.append(Token(kind, m.group(), m.start(), m.end()))
+        if m.lastgroup not in ("ws", "comment"):
+            yield Token(m.lastgroup, m.group(), m.start(), m.end())
         pos = m.end()
-    return tokens
+
+
+def tokenize(text: str) -> list[Token]:
+    return list(iter_tokens(text))
+
+
+_OPENERS = {"(": ")", "[": "]", "{": "}"}
+
+
+def call_arguments(text: str, open_at: int) -> tuple[list[str], int] | None:
+    """The arguments (as written, stripped) of the call whose `(` is at offset open_at, and the
+    offset just past its `)`; None when the parenthesis is not closed.  Commas inside brackets,
+    strings and comments do not split."""
+    args, depth, start = [], 0, open_at + 1
+    for tok in iter_tokens(text, open_at):
+        if tok.text in _OPENERS:
+            depth += 1
+        elif tok.text in (")", "]", "}"):
+            depth -= 1
+            if depth == 0:
+                last = text[start : tok.start].strip()
+                if last or args:
+                    args.append(last)
+                return args, tok.end
+        elif tok.text == "," and depth == 1:
+            args.append(text[start : tok.start].strip())
+            start = tok.end
+    return None
+
+
+def split_args(text: str) -> list[str]:
+    """A call's argument list without its parentheses, split at its top-level commas."""
+    found = call_arguments(f"({text})", 0)
+    return found[0] if found is not None else [text.strip()]
+
+
+def matching_bracket(tokens: list[Token], open_index: int) -> int:
+    """Index of the token closing the bracket at open_index, or -1."""
+    opener = tokens[open_index].text
+    closer = _OPENERS[opener]
+    depth = 0
+    for i in range(open_index, len(tokens)):
+        if tokens[i].text == opener:
+            depth += 1
+        elif tokens[i].text == closer:
+            depth -= 1
+            if depth == 0:
+                return i
+    return -1
+
+
+def code_only(text: str) -> str:
+    """text with comments and string/char literal contents blanked, line structure kept."""
+    def blank(match: re.Match) -> str:
+        chunk = match.group(0)
+        if chunk.startswith("/"):
+            return re.sub(r"[^\n]", " ", chunk)
+        return chunk[0] + re.sub(r"[^\n]", " ", chunk[1:-1]) + chunk[-1]
+    return re.sub(r'/\*.*?\*/|//[^\n]*|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'', blank, text, flags=re.S)
+
+
+def strip_comments(code: str) -> str:
+    return re.sub(r"//.*$", "", re.sub(r"/\*.*?\*/", " ", code, flags=re.S), flags=re.M)
 
 
 def identifiers_used(text: str) -> set[str]:

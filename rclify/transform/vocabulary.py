@@ -1,4 +1,7 @@
-"""Recognising lock and unlock statements in the shapes real code writes them.
+"""The lock vocabulary: what counts as a lock operation in this tree, and recognising one.
+
+The one place where the tree's lock macros and wrapper functions are inferred (with libclang:
+add_macros, add_wrappers) and where a statement's text is read as a lock operation (classify).
 
 A statement is read from its source text (so macro invocations are seen as written):
     pthread_mutex_lock(&m);                      direct call
@@ -11,8 +14,14 @@ A statement is read from its source text (so macro invocations are seen as writt
 """
 
 from dataclasses import dataclass, field
+from pathlib import Path
 
-from rclify.ctokens import Token, normalize, pretty, tokenize
+import clang.cindex as ci
+
+from rclify.ctext.cparse import ParsedFile, statement_range
+from rclify.ctext.tokens import Token, identifiers_used, matching_bracket, normalize, pretty, split_args, tokenize
+
+K = ci.CursorKind
 
 PTHREAD_OPS = {
     "pthread_mutex_lock": "lock",
@@ -78,39 +87,6 @@ class Vocabulary:
         return False
 
 
-def _matching(tokens: list[Token], open_index: int) -> int:
-    """Index of the bracket closing the one at open_index, or -1."""
-    pairs = {"(": ")", "{": "}", "[": "]"}
-    opener = tokens[open_index].text
-    closer = pairs[opener]
-    depth = 0
-    for i in range(open_index, len(tokens)):
-        if tokens[i].text == opener:
-            depth += 1
-        elif tokens[i].text == closer:
-            depth -= 1
-            if depth == 0:
-                return i
-    return -1
-
-
-def _split_args(tokens: list[Token], text: str) -> list[str]:
-    """Arguments of a call whose tokens are NAME ( ... ), as source text."""
-    args, depth, start = [], 0, tokens[1].end
-    for tok in tokens[2:-1]:
-        if tok.text in "([{":
-            depth += 1
-        elif tok.text in ")]}":
-            depth -= 1
-        elif tok.text == "," and depth == 0:
-            args.append(text[start : tok.start].strip())
-            start = tok.end
-    last = text[start : tokens[-1].start].strip()
-    if last or args:
-        args.append(last)
-    return args
-
-
 def substitute(body: str, params: tuple[str, ...], args: list[str]) -> str | None:
     """Replaces macro/wrapper parameters by (argument) text; None when it cannot (# or ##)."""
     if len(params) != len(args):
@@ -137,10 +113,10 @@ def classify(text: str, vocab: Vocabulary, depth: int = 0) -> LockOp | None:
     if not tokens:
         return None
     first = tokens[0].text
-    if first == "{" and _matching(tokens, 0) == len(tokens) - 1:
+    if first == "{" and matching_bracket(tokens, 0) == len(tokens) - 1:
         return classify(text[tokens[0].end : tokens[-1].start], vocab, depth + 1)
     if first == "do" and len(tokens) > 6 and tokens[1].text == "{":
-        close = _matching(tokens, 1)
+        close = matching_bracket(tokens, 1)
         tail = [t.text for t in tokens[close + 1 :]]
         if tail in (["while", "(", "0", ")"], ["while", "(", "false", ")"]):
             return classify(text[tokens[2].start : tokens[close].start], vocab, depth + 1)
@@ -163,9 +139,9 @@ def _classify_call(tokens: list[Token], text: str, vocab: Vocabulary, depth: int
     macro = vocab.macros.get(name)
     if macro is not None and not macro.params and len(tokens) == 1:
         return _expanded(macro, [], vocab, depth)  # object-like: LOCK_STATS;
-    if len(tokens) < 3 or tokens[1].text != "(" or _matching(tokens, 1) != len(tokens) - 1:
+    if len(tokens) < 3 or tokens[1].text != "(" or matching_bracket(tokens, 1) != len(tokens) - 1:
         return None
-    args = _split_args(tokens, text)
+    args = split_args(text[tokens[1].end : tokens[-1].start])
     if name in PTHREAD_OPS:
         if len(args) != 1:
             return None
@@ -197,13 +173,13 @@ def _classify_checked(tokens: list[Token], text: str, vocab: Vocabulary, depth: 
     The failure branch is dropped: a section the runtime cannot lock aborts with a message, so
     that branch could only run on a broken mutex.  Success-branch forms (`== 0`, `!CALL`) are
     regions of their own, not checks, and are not accepted here."""
-    close = _matching(tokens, 1)
+    close = matching_bracket(tokens, 1)
     if close < 0 or close == len(tokens) - 1 or any(t.text == "else" for t in tokens[close + 1 :]):
         return None
     cond = tokens[2:close]
     if len(cond) >= 2 and cond[-2].text == "!=" and cond[-1].text == "0":
         cond = cond[:-2]
-    if cond and cond[0].text == "(" and _matching(cond, 0) == len(cond) - 1:
+    if cond and cond[0].text == "(" and matching_bracket(cond, 0) == len(cond) - 1:
         cond = cond[1:-1]
     if not cond or cond[0].text == "!":
         return None
@@ -223,3 +199,86 @@ def _classify_assigned(tokens: list[Token], text: str, vocab: Vocabulary, depth:
         return None
     result = text[tokens[0].start : tokens[eq].start].strip() + " = 0;"
     return LockOp(op.kind, op.mutex, op.key, op.via, True, op.wrapper, op.wrapper_expr, result)
+
+
+# -- inference: the tree's macros and wrappers ---------------------------------------------------
+
+def add_macros(parsed: ParsedFile, root: Path, vocab: Vocabulary) -> None:
+    """Lock macros defined in the tree (not system headers), through any chain of macros."""
+    pending = []
+    in_tree: dict[str, bool] = {}  # file name -> under root (thousands of system macros: cache)
+    for cursor in parsed.tu.cursor.get_children():
+        if cursor.kind != K.MACRO_DEFINITION:
+            continue
+        file = cursor.location.file
+        if file is None:
+            continue
+        name = file.name
+        if name not in in_tree:
+            in_tree[name] = Path(name).resolve().is_relative_to(root)
+        if not in_tree[name]:
+            continue
+        definition = _macro_definition(cursor)
+        if definition:
+            pending.append(definition)
+    changed = True
+    while changed:  # a macro may be defined through another lock macro defined later
+        changed = False
+        for name, params, body in pending:
+            changed |= vocab.add_macro(name, params, body)
+
+
+def _macro_definition(cursor: ci.Cursor) -> tuple[str, tuple[str, ...], str] | None:
+    tokens = list(cursor.get_tokens())
+    if len(tokens) < 2:
+        return None
+    name = tokens[0].spelling
+    params: list[str] = []
+    body_from = 1
+    adjacent = tokens[1].extent.start.offset == tokens[0].extent.end.offset
+    if tokens[1].spelling == "(" and adjacent:
+        i = 2
+        while i < len(tokens) and tokens[i].spelling != ")":
+            if tokens[i].spelling != ",":
+                params.append(tokens[i].spelling)
+            i += 1
+        body_from = i + 1
+    body = " ".join(t.spelling for t in tokens[body_from:])
+    return name, tuple(params), body
+
+
+def add_wrappers(parsed: ParsedFile, root: Path, vocab: Vocabulary) -> None:
+    """Functions of this file whose body does nothing but lock/unlock one expression."""
+    for fn in parsed.tu.cursor.get_children():
+        if fn.kind != K.FUNCTION_DECL or not fn.is_definition() or not parsed.is_here(fn):
+            continue
+        op = wrapper_op(parsed, fn, vocab)
+        if op is None:
+            continue
+        params = [c for c in fn.get_children() if c.kind == K.PARM_DECL]
+        vocab.wrappers[fn.spelling] = Wrapper(
+            name=fn.spelling, kind=op.kind, params=tuple(p.spelling for p in params),
+            param_types=tuple(p.type.spelling for p in params), expr=op.mutex,
+            file=str(parsed.path.relative_to(root)), is_static=fn.storage_class == ci.StorageClass.STATIC,
+            start_offset=fn.extent.start.offset, end_offset=fn.extent.end.offset,
+        )
+
+
+def wrapper_op(parsed: ParsedFile, fn: ci.Cursor, vocab: Vocabulary) -> LockOp | None:
+    body = next((c for c in fn.get_children() if c.kind == K.COMPOUND_STMT), None)
+    if body is None:
+        return None
+    statements = list(body.get_children())
+    if len(statements) != 1:
+        return None
+    stmt = statements[0]
+    text = parsed.text(*statement_range(parsed, stmt))
+    if stmt.kind == K.RETURN_STMT:
+        text = text.strip()[len("return"):]
+    op = classify(text, vocab)
+    if op is None or op.kind not in ("lock", "unlock"):
+        return None
+    locals_ = {c.spelling for c in fn.walk_preorder() if c.kind == K.VAR_DECL}
+    if identifiers_used(op.mutex) & locals_:
+        return None
+    return op

@@ -24,8 +24,10 @@ import time
 from pathlib import Path
 from typing import Callable
 
-from rclify.discover import code_only, relative_files, run_spatch
-from rclify.lock_sites import LockSite, LockTable
+from rclify.ctext.spatch import run_spatch
+from rclify.ctext.tokens import code_only
+from rclify.transform.discover import relative_files
+from rclify.transform.lock_table import LockSite, LockTable
 from rclify.paths import SEMANTIC_PATCHES_DIR
 
 API_DIR = SEMANTIC_PATCHES_DIR / "api"

@@ -22,7 +22,7 @@ from math import gcd
 from pathlib import Path
 
 from rclify import atomic_file
-from rclify import profile_symbols as syms
+from rclify.profiling import symbols as syms
 from rclify.errors import BuildError, RclifyError, ToolMissingError, UsageError
 from rclify.paths import RUNTIME_DIR, require
 

@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from rclify import assign
+from rclify.profiling import assign
 from rclify.errors import ToolMissingError
 
 

@@ -7,44 +7,20 @@ is an *early exit*: the statements after it in its block, up to the jump that en
 its *tail* and will run in the caller after the extracted function returns that exit's flag.
 
 A region that cannot be extracted safely gets a `problem` (a reason from REASONS) and is left
-as lock/unlock calls, which the runtime runs in hybrid mode.
+as lock/unlock calls, which the runtime runs in hybrid mode (rclify/transform/refusals.py).
 """
 
 from dataclasses import dataclass, field
 
 import clang.cindex as ci
 
-from rclify.cparse import ParsedFile
-from rclify.ctokens import identifiers_used, skip_to_semicolon, tokenize
-from rclify.lockops import LockOp, Vocabulary, classify
+from rclify.ctext.cparse import ParsedFile, statement_range as stmt_range
+from rclify.ctext.preprocessor import splits_conditional
+from rclify.ctext.tokens import identifiers_used, tokenize
+from rclify.transform.refusals import Reason
+from rclify.transform.vocabulary import LockOp, Vocabulary, classify
 
 K = ci.CursorKind
-
-REASONS = {
-    "lock-unlock-in-different-functions": "the lock is not released in the function that takes it",
-    "unbalanced-region": "some paths release the lock and others do not at the same point",
-    "hand-over-hand": "another lock is taken inside and released outside (or the reverse)",
-    "return-while-locked": "a return leaves the function with the lock held",
-    "jump-out-while-locked": "a break, continue or goto leaves the region with the lock held",
-    "jump-in-tail": "code after an early unlock jumps back into the region's constructs",
-    "relock-while-held": "the lock is taken again while held",
-    "setjmp": "setjmp/longjmp inside the region",
-    "va_list": "va_list use inside the region",
-    "computed-goto": "computed goto inside the region",
-    "label-targeted-from-outside": "a label inside the region is the target of a goto from outside",
-    "label-in-region": "a case label inside the region",
-    "unrecognized-lock-shape": "a lock call inside the region in a form rclify does not recognise",
-    "parse-errors": "the function has errors libclang could not recover from",
-    "macro-uses-local": "a macro used in the region names a local variable of the caller (not visible in the region's text)",
-    "conditional-declaration": "a variable the region uses is declared in an #else/#elif branch",
-    "generated-code-does-not-compile": "the extracted code did not compile; the file keeps lock/unlock calls",
-    "shadowed-variable": "a variable declared in the region shadows one the region uses",
-    "local-type": "the region uses a variable whose type is declared inside the function",
-    "variable-length-array": "the region uses a variable-length array",
-    "hoist-not-simple": "a variable declared in the region and used after it has a declaration that cannot be split",
-    "preprocessor-conditional": "an #if/#endif pair is split by the region's boundaries",
-    "trylock": "trylock regions are run in hybrid mode",
-}
 
 HELD, RELEASED = "held", "released"
 _LOOPS = (K.FOR_STMT, K.WHILE_STMT, K.DO_STMT)
@@ -107,11 +83,6 @@ class Region:
         return self.lock_end <= other.start and other.end <= self.body_end
 
 
-def stmt_range(parsed: ParsedFile, cursor: ci.Cursor) -> tuple[int, int]:
-    ext = cursor.extent
-    return ext.start.offset, skip_to_semicolon(parsed.data, ext.end.offset)
-
-
 def unlabeled(cursor: ci.Cursor) -> ci.Cursor:
     while cursor.kind in (K.CASE_STMT, K.DEFAULT_STMT, K.LABEL_STMT):
         cursor = list(cursor.get_children())[-1]
@@ -141,7 +112,7 @@ class RegionAnalysis:
         self.gotos_held: list[tuple[str, int]] = []
         self.other_locks: list[str] = []
 
-    def problem(self, reason: str, cursor: ci.Cursor) -> None:
+    def problem(self, reason: Reason, cursor: ci.Cursor) -> None:
         self.problems.append((reason, cursor.extent.start.line))
 
     def op_of(self, cursor: ci.Cursor) -> LockOp | None:
@@ -165,23 +136,23 @@ class RegionAnalysis:
             states = self.branch(children[1])
             states |= self.branch(children[2]) if len(children) > 2 else {HELD}
             if HELD in states and RELEASED in states:
-                self.problem("unbalanced-region", cursor)
+                self.problem(Reason.UNBALANCED_REGION, cursor)
             return states
         if kind in _LOOPS or kind == K.SWITCH_STMT:
             return self.construct(cursor, children)
         if kind == K.RETURN_STMT:
-            self.problem("return-while-locked", cursor)
+            self.problem(Reason.RETURN_WHILE_LOCKED, cursor)
             return set()
         if kind == K.GOTO_STMT:
             self.gotos_held.append((_goto_label(cursor), cursor.extent.start.line))
             return set()
         if kind == K.INDIRECT_GOTO_STMT:
-            self.problem("computed-goto", cursor)
+            self.problem(Reason.COMPUTED_GOTO, cursor)
             return set()
         if kind in (K.BREAK_STMT, K.CONTINUE_STMT):
             target = self.jump_target(kind)
             if target is None:
-                self.problem("jump-out-while-locked", cursor)
+                self.problem(Reason.JUMP_OUT_WHILE_LOCKED, cursor)
             elif kind == K.BREAK_STMT:
                 target.breaks_held = True
             return set()
@@ -194,7 +165,7 @@ class RegionAnalysis:
         """Any other statement: it must not hide a lock operation rclify did not recognise."""
         for node in cursor.walk_preorder():
             if node.kind == K.CALL_EXPR and node.spelling in self.vocab.names():
-                self.problem("unrecognized-lock-shape", node)
+                self.problem(Reason.UNRECOGNIZED_LOCK_SHAPE, node)
                 return
 
     def branch(self, cursor: ci.Cursor) -> set[str]:
@@ -219,7 +190,7 @@ class RegionAnalysis:
         finally:
             self.constructs.pop()
         if RELEASED in end_states:
-            self.problem("unbalanced-region", cursor)
+            self.problem(Reason.UNBALANCED_REGION, cursor)
         states = set()
         if construct.breaks_held:
             states.add(HELD)
@@ -232,7 +203,7 @@ class RegionAnalysis:
         elif not _loop_is_infinite(cursor, children):
             states.add(HELD)
         if HELD in states and RELEASED in states:
-            self.problem("unbalanced-region", cursor)
+            self.problem(Reason.UNBALANCED_REGION, cursor)
         return states
 
     def jump_target(self, kind: ci.CursorKind) -> _Construct | None:
@@ -245,7 +216,7 @@ class RegionAnalysis:
         if op.key == self.key:
             if op.kind == "unlock":
                 return {RELEASED}  # reached only for an unlock that is not a block's statement
-            self.problem("relock-while-held", cursor)
+            self.problem(Reason.RELOCK_WHILE_HELD, cursor)
             return {HELD}
         if op.kind == "lock":
             self.other_locks.append(op.key)
@@ -253,9 +224,9 @@ class RegionAnalysis:
             if self.other_locks and self.other_locks[-1] == op.key:
                 self.other_locks.pop()
             else:
-                self.problem("hand-over-hand", cursor)
+                self.problem(Reason.HAND_OVER_HAND, cursor)
         else:
-            self.problem("trylock", cursor)
+            self.problem(Reason.TRYLOCK, cursor)
         return {HELD}
 
     # -- blocks ----------------------------------------------------------------------------
@@ -267,7 +238,7 @@ class RegionAnalysis:
             child = children[i]
             if child.kind in (K.CASE_STMT, K.DEFAULT_STMT) and is_switch_body:
                 if RELEASED in state:
-                    self.problem("unbalanced-region", child)
+                    self.problem(Reason.UNBALANCED_REGION, child)
                 state = {HELD}
             elif child.kind == K.LABEL_STMT and not state:
                 state = {HELD}  # only reachable by a goto, checked against the region later
@@ -275,7 +246,7 @@ class RegionAnalysis:
                 i += 1
                 continue
             if RELEASED in state:
-                self.problem("unbalanced-region", child)
+                self.problem(Reason.UNBALANCED_REGION, child)
                 return state
             inner = unlabeled(child)
             op = self.op_of(inner)
@@ -307,7 +278,7 @@ class RegionAnalysis:
                     self._add_exit(unlock_start, tail_start, tail_end, True, drop_final_break=True, result=result)
                     return j
                 if child.kind == K.CONTINUE_STMT and self.jump_target(K.CONTINUE_STMT):
-                    self.problem("jump-in-tail", child)
+                    self.problem(Reason.JUMP_IN_TAIL, child)
                 break
         self._add_exit(unlock_start, tail_start, tail_end, ends_with_jump, result=result)
         return j
@@ -319,12 +290,12 @@ class RegionAnalysis:
             if node.kind in (K.BREAK_STMT, K.CONTINUE_STMT):
                 own = inner_breakable if node.kind == K.BREAK_STMT else inner_loop
                 if not own and self.jump_target(node.kind) is not None and node is not cursor:
-                    self.problem("jump-in-tail", node)
+                    self.problem(Reason.JUMP_IN_TAIL, node)
             if node.kind == K.CALL_EXPR and node.spelling in self.vocab.names():
                 text = self.parsed.text(*stmt_range(self.parsed, node))
                 op = classify(text, self.vocab)
                 if op is not None and op.key == self.key:
-                    self.problem("relock-while-held", node)
+                    self.problem(Reason.RELOCK_WHILE_HELD, node)
             for child in node.get_children():
                 visit(child,
                       inner_breakable or node.kind in _LOOPS or node.kind == K.SWITCH_STMT,
@@ -406,7 +377,7 @@ def find_regions(parsed: ParsedFile, function: ci.Cursor, vocab: Vocabulary) -> 
     _check_preprocessor(parsed, regions)
     if parsed.has_errors_in(function):
         for region in regions:
-            region.problems.insert(0, ("parse-errors", region.line))
+            region.problems.insert(0, (Reason.PARSE_ERRORS, region.line))
     return sorted(regions, key=lambda r: r.start)
 
 
@@ -423,13 +394,13 @@ def _region_at(parsed: ParsedFile, vocab: Vocabulary, function: ci.Cursor, compo
     region = Region(parsed, function, compound, op, start, lock_end, lock_end, lock_end,
                     lock_cursor.extent.start.line)
     if op.kind == "trylock":
-        region.problems.append(("trylock", region.line))
+        region.problems.append((Reason.TRYLOCK, region.line))
         return region
     following = children[i + 1 :]
     if following and _checks_result(parsed, following[0], op):
         region.lock_end = stmt_range(parsed, following[0])[1]  # dead once the runtime has the lock
         following = following[1:]
-    reason = "lock-unlock-in-different-functions" if is_function_body else "unbalanced-region"
+    reason = Reason.LOCK_UNLOCK_IN_DIFFERENT_FUNCTIONS if is_function_body else Reason.UNBALANCED_REGION
     _close(parsed, vocab, region, following, reason)
     return region
 
@@ -458,7 +429,7 @@ def _trylock_region_at(parsed: ParsedFile, vocab: Vocabulary, function: ci.Curso
     open_brace = then.extent.start.offset + 1
     region = Region(parsed, function, compound, op, start, open_brace, open_brace, end,
                     if_stmt.extent.start.line, is_trylock=True)
-    _close(parsed, vocab, region, list(then.get_children()), "unbalanced-region")
+    _close(parsed, vocab, region, list(then.get_children()), Reason.UNBALANCED_REGION)
     # what stays in the caller: the then-block after the section, and the else branch
     region.after = (region.body_end_stmt, then.extent.end.offset - 1)
     if len(children) > 2:
@@ -485,7 +456,7 @@ def _trylock_condition(parsed: ParsedFile, cond: ci.Cursor, vocab: Vocabulary) -
 
 
 def _close(parsed: ParsedFile, vocab: Vocabulary, region: Region, following: list[ci.Cursor],
-           unended_reason: str) -> None:
+           unended_reason: Reason) -> None:
     """Walks the statements after the lock until it is released on every path; records the
     region's end, its exits and its problems."""
     op = region.lock
@@ -493,7 +464,7 @@ def _close(parsed: ParsedFile, vocab: Vocabulary, region: Region, following: lis
     ended = False
     for child in following:
         if child.kind in (K.CASE_STMT, K.DEFAULT_STMT):
-            analysis.problem("label-in-region", child)
+            analysis.problem(Reason.LABEL_IN_REGION, child)
             break
         inner = unlabeled(child)
         child_op = analysis.op_of(inner)
@@ -515,16 +486,16 @@ def _close(parsed: ParsedFile, vocab: Vocabulary, region: Region, following: lis
         region.body_end = region.end = region.lock_end
     region.body_end_stmt = region.end
     if analysis.other_locks:
-        analysis.problems.append(("hand-over-hand", region.line))
+        analysis.problems.append((Reason.HAND_OVER_HAND, region.line))
     names = identifiers_used(parsed.text(region.lock_end, region.body_end))
     if names & _SETJMP:
-        analysis.problems.append(("setjmp", region.line))
+        analysis.problems.append((Reason.SETJMP, region.line))
     if names & _VA:
-        analysis.problems.append(("va_list", region.line))
+        analysis.problems.append((Reason.VA_LIST, region.line))
     for label, line in analysis.gotos_held:
         target = _label_offset(region.function, label)
         if target is None or not (region.lock_end <= target < region.body_end):
-            analysis.problems.append(("jump-out-while-locked", line))
+            analysis.problems.append((Reason.JUMP_OUT_WHILE_LOCKED, line))
     region.exits = analysis.exits
     region.problems = _unique(analysis.problems)
 
@@ -549,23 +520,14 @@ def _check_labels(parsed: ParsedFile, function: ci.Cursor, regions: list[Region]
             in_tail = any(e.tail_start <= goto_at < e.tail_end for e in region.exits)  # runs unlocked
             from_inside = region.lock_end <= goto_at < region.body_end and not in_tail
             if inside and not from_inside:
-                region.problems.append(("label-targeted-from-outside", region.line))
+                region.problems.append((Reason.LABEL_TARGETED_FROM_OUTSIDE, region.line))
                 break
 
 
 def _check_preprocessor(parsed: ParsedFile, regions: list[Region]) -> None:
     for region in regions:
-        depth = 0
-        for line in parsed.text(region.start, region.end).splitlines():
-            word = line.strip().lstrip("#").strip().split(" ")[0] if line.strip().startswith("#") else ""
-            if word.startswith("if"):
-                depth += 1
-            elif word == "endif":
-                depth -= 1
-                if depth < 0:
-                    break
-        if depth != 0:
-            region.problems.append(("preprocessor-conditional", region.line))
+        if splits_conditional(parsed.text(region.start, region.end)):
+            region.problems.append((Reason.PREPROCESSOR_CONDITIONAL, region.line))
 
 
 def _unique(problems: list[tuple[str, int]]) -> list[tuple[str, int]]:

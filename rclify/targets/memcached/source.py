@@ -9,8 +9,8 @@ working copy is left as it is (it may hold a transformation and hand edits) unle
     work/memcached/            the working copy that transform / check / bench use
 
 Command line (used by scripts/main.sh):
-    python3 -m rclify.memcached fetch [DEST] [--fresh]
-    python3 -m rclify.memcached pristine [DEST]      print the pristine copy's path
+    python3 -m rclify.targets.memcached fetch [DEST] [--fresh]
+    python3 -m rclify.targets.memcached pristine [DEST]      print the pristine copy's path
 """
 
 import argparse
@@ -101,7 +101,7 @@ def _download(pristine: Path) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python3 -m rclify.memcached", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="python3 -m rclify.targets.memcached", description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="action", required=True)
     f = sub.add_parser("fetch", help="get Debian's memcached source (reused when already there)")
     f.add_argument("dest", nargs="?", type=Path, default=DEFAULT_DEST, help="working copy (default: %(default)s)")
@@ -117,9 +117,6 @@ def main(argv: list[str] | None = None) -> int:
         print(source.working)
         return 0
     except RclifyError as err:
-        print(f"rclify.memcached: error: {err}", file=sys.stderr)
+        print(f"rclify.targets.memcached: error: {err}", file=sys.stderr)
         return err.exit_code
 
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -1,0 +1,183 @@
+"""How to build and test a tree: rclify.toml, else detected from its build system (autotools,
+CMake, a plain Makefile), with command-line overrides on top; and the tools those commands need."""
+
+import json
+import re
+import shlex
+import shutil
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from rclify.errors import ToolMissingError, UsageError
+
+
+CONFIG_FILE = "rclify.toml"
+
+
+TOOL_PACKAGES = {
+    "make": "make", "gcc": "gcc", "cc": "gcc", "c99": "gcc", "g++": "g++", "c++": "g++",
+    "clang": "clang", "cmake": "cmake", "ctest": "cmake", "ninja": "ninja-build",
+    "autoreconf": "autoconf", "autoconf": "autoconf", "autoheader": "autoconf",
+    "automake": "automake", "aclocal": "automake", "libtoolize": "libtool", "libtool": "libtool",
+    "pkg-config": "pkg-config", "perl": "perl", "prove": "perl", "python3": "python3",
+    "bison": "bison", "flex": "flex", "m4": "m4", "git": "git", "bash": "bash",
+}
+
+
+@dataclass
+class Plan:
+    """How to build and test one tree."""
+
+    system: str  # autotools, cmake, make, custom
+    build: str
+    test: str
+    origin: str  # where the choice came from: detected, rclify.toml, command line
+    notes: list[str] = field(default_factory=list)
+    # Run before the build when the runtime changed since the tree was last built: the program's
+    # makefiles do not know its binaries depend on librclify.a, so they would not relink them.
+    clean: str | None = None
+
+
+def detect(tree: Path) -> Plan:
+    """The tree's own build system: autotools, then CMake, then a plain Makefile."""
+    notes = []
+    configure_ac = next((tree / n for n in ("configure.ac", "configure.in") if (tree / n).is_file()), None)
+    if (tree / "configure").is_file() or configure_ac:
+        prefix = ""
+        if not (tree / "configure").is_file():
+            prefix = "./autogen.sh && " if (tree / "autogen.sh").is_file() else "autoreconf -fi && "
+        build = (
+            prefix + './configure CFLAGS="-g -O2 $RCLIFY_CFLAGS" LIBS="$RCLIFY_LIBS" && make -j"$RCLIFY_JOBS"'
+        )
+        makefile_am = next((tree / n for n in ("Makefile.am", "Makefile.in") if (tree / n).is_file()), None)
+        target = "test" if makefile_am and _has_target(makefile_am, "test") else "check"
+        for f in (configure_ac, tree / "configure"):
+            if f and f.is_file() and "-Werror" in f.read_text(errors="replace"):
+                notes.append(f"{f.name} adds -Werror: any warning in (transformed) code fails the build")
+                break
+        return Plan("autotools", build, f"make {target}", "detected", notes, "[ ! -f Makefile ] || make clean")
+    if (tree / "CMakeLists.txt").is_file():
+        build = (
+            'cmake -S . -B build-rclify -DCMAKE_C_FLAGS="$RCLIFY_CFLAGS" -DCMAKE_CXX_FLAGS="$RCLIFY_CFLAGS"'
+            ' -DCMAKE_C_STANDARD_LIBRARIES="$RCLIFY_LIBS" -DCMAKE_CXX_STANDARD_LIBRARIES="$RCLIFY_LIBS"'
+            ' && cmake --build build-rclify -j "$RCLIFY_JOBS"'
+        )
+        clean = "[ ! -d build-rclify ] || cmake --build build-rclify --target clean"
+        return Plan("cmake", build, "ctest --test-dir build-rclify --output-on-failure", "detected", notes, clean)
+    makefile = next((tree / n for n in ("GNUmakefile", "makefile", "Makefile") if (tree / n).is_file()), None)
+    if makefile:
+        make = f'make -f {makefile.name} -f "$RCLIFY_MK"'
+        target = next((t for t in ("test", "check") if _has_target(makefile, t)), None)
+        if target is None:
+            raise UsageError(f"{makefile} has no 'test' or 'check' target: say how to run the tests with --test CMD")
+        clean = f"{make} clean" if _has_target(makefile, "clean") else None
+        return Plan("make", f'{make} -j"$RCLIFY_JOBS"', f"{make} {target}", "detected", notes, clean)
+    raise UsageError(
+        f"{tree}: no configure, configure.ac, CMakeLists.txt or Makefile found: give --build CMD and --test CMD"
+    )
+
+
+def _detected_clean(tree: Path, system: str | None) -> str | None:
+    """The clean command detection gives, for an rclify.toml written before `clean` was recorded."""
+    if system not in ("autotools", "cmake", "make"):
+        return None
+    try:
+        detected = detect(tree)
+    except UsageError:
+        return None
+    return detected.clean if detected.system == system else None
+
+
+def _has_target(makefile: Path, target: str) -> bool:
+    return re.search(rf"^{target}\s*::?(?!=)", makefile.read_text(errors="replace"), re.M) is not None
+
+
+def read_config(tree: Path) -> dict:
+    """The [check] table of rclify.toml ({} when there is none)."""
+    path = tree / CONFIG_FILE
+    if not path.is_file():
+        return {}
+    try:
+        table = tomllib.loads(path.read_text()).get("check", {})
+    except tomllib.TOMLDecodeError as err:
+        raise UsageError(f"{path}: {err}") from None
+    keys = (("build", str), ("test", str), ("clean", str), ("system", str), ("locks", list), ("timeout", (int, float)))
+    for key, kind in keys:
+        if key in table and not isinstance(table[key], kind):
+            raise UsageError(f"{path}: [check] {key} has the wrong type")
+    return table
+
+
+def make_plan(tree: Path, build: str | None = None, test: str | None = None) -> Plan:
+    """Command line over rclify.toml over detection, field by field."""
+    recorded = read_config(tree)
+    if recorded.get("build") and recorded.get("test"):
+        base = Plan(recorded.get("system", "custom"), recorded["build"], recorded["test"], CONFIG_FILE,
+                    clean=recorded.get("clean") or _detected_clean(tree, recorded.get("system")))
+    else:
+        base = detect(tree) if not (build and test) else Plan("custom", "", "", "command line")
+    if build is None and test is None:
+        return base
+    return Plan(
+        "custom" if build is not None else base.system,
+        build if build is not None else base.build,
+        test if test is not None else base.test,
+        "command line",
+        base.notes,
+        base.clean if build is None else None,
+    )
+
+
+def write_config(tree: Path, plan: Plan) -> Path:
+    """Records the plan in rclify.toml's [check] table; other tables in the file are kept."""
+    path = tree / CONFIG_FILE
+    old = path.read_text() if path.is_file() else ""
+    kept = re.sub(r"(?ms)^\[check\][^\[]*", "", old).strip()
+    section = (
+        "[check]\n"
+        "# Written by `rclify check`; edit freely.  Commands run at the tree root with RCLIFY_CFLAGS,\n"
+        "# RCLIFY_LIBS, RCLIFY_JOBS and RCLIFY_MK in the environment.  `clean` runs before the build\n"
+        "# when the runtime changed since the last one (so that the binaries are relinked).  Optional keys:\n"
+        '# locks = ["*=posix", "*=rcl"]   timeout = 1800   clean = "make clean"\n'
+        f"system = {json.dumps(plan.system)}\n"
+        f"build = {json.dumps(plan.build)}\n"
+        f"test = {json.dumps(plan.test)}\n"
+    )
+    if plan.clean:
+        section += f"clean = {json.dumps(plan.clean)}\n"
+    for key in ("locks", "timeout"):
+        value = read_config(tree).get(key) if old else None
+        if value is not None:
+            section += f"{key} = {json.dumps(value)}\n"
+    path.write_text((kept + "\n\n" if kept else "") + section)
+    return path
+
+
+def command_tools(command: str) -> list[str]:
+    """The programs a shell command starts: the first word of each simple command (best effort)."""
+    tools = []
+    for segment in re.split(r"&&|\|\||[;|()]", command):
+        try:
+            words = shlex.split(segment)
+        except ValueError:
+            continue
+        while words and re.fullmatch(r"\w+=.*", words[0]):  # VAR=value prefixes
+            words.pop(0)
+        if words and "/" not in words[0] and "$" not in words[0] and words[0] not in _SHELL_WORDS:
+            tools.append(words[0])
+    return tools
+
+
+_SHELL_WORDS = {"cd", "test", "[", "true", "false", "echo", "exit", "export", "set", "if", "then", "else",
+                "fi", "for", "do", "done", "while", "exec", "env", "timeout", "nice", "!", "{", "}", "."}
+
+
+def require_tools(plan: Plan) -> None:
+    for tool in command_tools(plan.build) + command_tools(plan.test):
+        if shutil.which(tool) is None:
+            package = TOOL_PACKAGES.get(tool)
+            how = f"apt-get install {package}" if package else f"install the Debian package providing bin/{tool}"
+            raise ToolMissingError(f"{plan.system} build of this tree needs '{tool}': {how}")
+    if plan.system in ("autotools", "make", "cmake") and not (shutil.which("cc") or shutil.which("gcc")):
+        raise ToolMissingError("no C compiler: apt-get install gcc")

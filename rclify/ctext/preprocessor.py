@@ -1,0 +1,103 @@
+"""Preprocessor directives read as text: #define directives and #if nesting.
+
+libclang sees the code after preprocessing and spatch keeps macro bodies as tokens, so the few
+questions rclify asks about directives are answered here, from the file's text.
+"""
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from rclify.ctext.tokens import strip_comments
+
+
+@dataclass(frozen=True)
+class MacroDef:
+    name: str
+    params: tuple[str, ...] | None  # None for an object-like macro
+    body: str
+    file: str
+    line: int  # first line of the directive
+    last_line: int
+
+
+_DEFINE = re.compile(r"^\s*#\s*define\s+(\w+)(\(([^)]*)\))?[ \t]*(.*)$", re.S)
+
+
+def logical_lines(text: str):
+    """(first line number, last line number, text) of each line with its continuations joined."""
+    lines = text.split("\n")
+    i = 0
+    while i < len(lines):
+        start, joined = i, lines[i]
+        while joined.endswith("\\") and i + 1 < len(lines):
+            i += 1
+            joined = joined[:-1] + " " + lines[i]
+        i += 1
+        yield start + 1, i, joined
+
+
+def read_defines(path: Path, rel: str) -> list[MacroDef]:
+    """Every #define of a file (function-like or not), continuation lines joined."""
+    try:
+        text = path.read_text(errors="surrogateescape")
+    except OSError:
+        return []
+    out = []
+    for first, last, line in logical_lines(text):
+        m = _DEFINE.match(line)
+        if m:
+            params = tuple(p.strip() for p in m.group(3).split(",") if p.strip()) if m.group(2) else None
+            out.append(MacroDef(m.group(1), params, strip_comments(m.group(4)).strip(), rel, first, last))
+    return out
+
+
+def define_around(text: str, line: int) -> str | None:
+    """The text of the #define directive covering a 1-based line of text, or None."""
+    for first, last, joined in logical_lines(text):
+        if first <= line <= last:
+            return joined if re.match(r"^\s*#\s*define\b", joined) else None
+    return None
+
+
+_DIRECTIVE = re.compile(rb"^[ \t]*#[ \t]*(if|ifdef|ifndef|elif|else|endif)\b", re.M)
+
+
+def guards_at(data: bytes, offset: int) -> list[str] | None:
+    """The #if/#ifdef/#ifndef lines whose first branch holds offset, outermost first; None when
+    offset is in an #elif/#else branch (not reproduced)."""
+    stack: list[tuple[str, bool]] = []  # (opening line, in its first branch)
+    for m in _DIRECTIVE.finditer(data, 0, offset):
+        word = m.group(1).decode()
+        if word in ("if", "ifdef", "ifndef"):
+            end = data.find(b"\n", m.start())
+            line = data[m.start() : end if end >= 0 else len(data)].decode(errors="replace").strip()
+            while line.endswith("\\"):  # continued directive
+                nxt = data.find(b"\n", end + 1)
+                line = line[:-1] + data[end + 1 : nxt if nxt >= 0 else len(data)].decode(errors="replace").strip()
+                end = nxt
+            stack.append((line, True))
+        elif word in ("elif", "else") and stack:
+            stack[-1] = (stack[-1][0], False)
+        elif word == "endif" and stack:
+            stack.pop()
+    if any(not first for _, first in stack):
+        return None
+    return [line for line, _ in stack]
+
+
+def splits_conditional(text: str) -> bool:
+    """Does text open an #if it does not close, or close one it did not open?"""
+    depth = 0
+    for line in text.splitlines():
+        stripped = line.strip()
+        if not stripped.startswith("#"):
+            continue
+        word = stripped.lstrip("#").strip().split(" ")[0]
+        if word.startswith("if"):
+            depth += 1
+        elif word == "endif":
+            depth -= 1
+            if depth < 0:
+                return True
+    return depth != 0

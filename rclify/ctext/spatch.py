@@ -1,0 +1,104 @@
+"""Running Coccinelle's spatch: one process over many files, JSON records back, parse errors read.
+
+Every semantic patch rclify runs goes through run_spatch(), which sets the flags they all need
+(`--no-includes`, the macro file, a per-file timeout) and puts semantic_patches/lib and the
+project root on spatch's PYTHONPATH for the patches' script:python rules.
+"""
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+from rclify.ctext.preprocessor import define_around
+from rclify.errors import ParseError, ToolMissingError
+from rclify.paths import PROJECT_ROOT, SEMANTIC_PATCHES_DIR, require
+
+SMPL_LIB = SEMANTIC_PATCHES_DIR / "lib"
+MACRO_FILE = SMPL_LIB / "macros.h"  # macros spatch cannot parse by itself
+TIMEOUT_PER_FILE = 120  # seconds spatch may spend on one file before giving up on it
+RECORD_PREFIX = "RCLIFY-JSON "  # how rclify_smpl.emit() marks a JSON record on stdout
+
+
+def check_version() -> None:
+    if shutil.which("spatch") is None:
+        raise ToolMissingError("spatch not found: apt-get install coccinelle (version 1.1.x)")
+    out = subprocess.run(["spatch", "--version"], capture_output=True, text=True).stdout
+    if "version 1.1." not in out:
+        first = out.splitlines()[0] if out else "unknown"
+        raise ToolMissingError(f"spatch 1.1.x is required, found: {first}")
+
+
+def spatch_env(extra: dict[str, str] | None = None) -> dict[str, str]:
+    env = dict(os.environ)
+    path = [str(SMPL_LIB), str(PROJECT_ROOT)]
+    if env.get("PYTHONPATH"):
+        path.append(env["PYTHONPATH"])
+    env["PYTHONPATH"] = os.pathsep.join(path)
+    env.update(extra or {})
+    return env
+
+
+def run_spatch(patch: Path, root: Path, files: list[str], jobs: int, mode: str = "json",
+               extra_env: dict[str, str] | None = None, extra_args: list[str] | None = None,
+               timeout: int = 900) -> tuple[list[dict], dict[str, str], str]:
+    """Runs one semantic patch over files (relative to root) in one spatch process.
+
+    Returns (json records, {file: first parse error}, raw stdout).
+    """
+    require(patch)
+    cmd = ["spatch", "--sp-file", str(patch), "-D", mode, "--no-includes", "--verbose-parsing",
+           "--macro-file", str(MACRO_FILE),
+           "--timeout", str(TIMEOUT_PER_FILE), "--no-show-diff", *(extra_args or [])]
+    if jobs > 1 and len(files) > 1:
+        cmd += ["-j", str(min(jobs, len(files)))]
+    # spatch's file list goes in a file: trees may have thousands of files
+    with tempfile.NamedTemporaryFile("w", suffix=".list", delete=False) as listing:
+        listing.write("\n\n".join(files) + "\n")  # a blank line between files: one group each
+    cmd += ["--file-groups", listing.name]
+    try:
+        proc = subprocess.run(cmd, cwd=root, env=spatch_env(extra_env), capture_output=True, text=True,
+                              errors="surrogateescape", timeout=timeout)
+    except FileNotFoundError:
+        raise ToolMissingError("spatch (Coccinelle) is needed: apt-get install coccinelle") from None
+    except subprocess.TimeoutExpired:
+        raise ParseError(f"spatch {patch.name} did not finish within {timeout}s over {len(files)} files") from None
+    finally:
+        os.unlink(listing.name)
+    if proc.returncode != 0:
+        tail = "\n".join(line for line in proc.stderr.splitlines() if not line.startswith("Warning"))[-2000:]
+        raise ParseError(f"spatch {patch.name} failed (exit {proc.returncode}): {tail.strip()}")
+    records = [json.loads(line[len(RECORD_PREFIX):]) for line in proc.stdout.splitlines()
+               if line.startswith(RECORD_PREFIX)]
+    return records, parse_errors(proc.stderr, root), proc.stdout
+
+
+_PARSE_ERROR = re.compile(
+    r'^parse error\s*\n = File "(?P<file>[^"]+)", line (?P<line>\d+), column (?P<col>\d+), charpos = \d+\n'
+    r"\s*around = '(?P<around>.*)',\n\s*whole content = (?P<content>.*)$",
+    re.M,
+)
+
+
+def parse_errors(stderr: str, root: Path) -> dict[str, str]:
+    """{file: first parse error}; errors inside #define directives that call no pthread mutex/cond
+    function are ignored (spatch keeps such a macro body as tokens; no call site is lost)."""
+    found: dict[str, tuple[int, str]] = {}
+    texts: dict[str, str] = {}
+    for m in _PARSE_ERROR.finditer(stderr):
+        file, line = m.group("file"), int(m.group("line"))
+        if file not in texts:
+            try:
+                texts[file] = (root / file).read_text(errors="surrogateescape")
+            except OSError:
+                texts[file] = ""
+        define = define_around(texts[file], line)
+        if define is not None and not re.search(r"\bpthread_(mutex|cond)_\w+\s*\(", define):
+            continue
+        message = f"{file}:{line}:{m.group('col')}: parse error near '{m.group('around')}': {m.group('content').strip()}"
+        if file not in found or line < found[file][0]:
+            found[file] = (line, message)
+    return {file: message for file, (_, message) in found.items()}

@@ -1,0 +1,3 @@
+from rclify.targets.memcached.source import main
+
+raise SystemExit(main())

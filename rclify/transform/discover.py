@@ -1,0 +1,156 @@
+"""Discovery: where a C tree defines, initialises and calls the pthread mutex / condvar API.
+
+One spatch run over every file that mentions `pthread_` (semantic_patches/discover/
+pthread_sites.cocci): direct pthread calls (inside #define bodies too), mutex and cond
+definitions, and struct fields.  What the tree's lock macros and wrapper functions are is not
+decided here but by rclify/transform/vocabulary.py, once, with libclang.
+
+The sites feed the lock table (one lock_config.h entry per allocation site) and the API rewrite;
+the parse errors feed the report.  spatch skips some functions silently (computed goto), so its
+calls are compared with a plain token scan and a file with missing calls is a failure.
+"""
+
+import re
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from rclify.ctext.spatch import run_spatch
+from rclify.ctext.tokens import code_only
+from rclify.paths import SEMANTIC_PATCHES_DIR
+
+PATCH = SEMANTIC_PATCHES_DIR / "discover" / "pthread_sites.cocci"
+
+CALL_KINDS = {
+    "pthread_mutex_lock": "lock",
+    "pthread_mutex_unlock": "unlock",
+    "pthread_mutex_trylock": "trylock",
+    "pthread_mutex_init": "mutex_init",
+    "pthread_mutex_destroy": "mutex_destroy",
+    "pthread_cond_wait": "cond_wait",
+    "pthread_cond_timedwait": "cond_timedwait",
+    "pthread_cond_signal": "cond_signal",
+    "pthread_cond_broadcast": "cond_broadcast",
+    "pthread_cond_init": "cond_init",
+    "pthread_cond_destroy": "cond_destroy",
+}
+KINDS = (
+    "lock", "unlock", "trylock", "mutex_init", "mutex_destroy", "static_mutex", "mutex_var",
+    "cond_wait", "cond_timedwait", "cond_signal", "cond_broadcast", "cond_init", "cond_destroy",
+    "static_cond", "other_mutex_api",
+)
+
+
+@dataclass(frozen=True)
+class Site:
+    kind: str  # one of KINDS
+    file: str  # path relative to the tree root
+    line: int  # 1-based
+    column: int  # 0-based, as spatch reports
+    function: str  # enclosing function, '' at file scope (and in macro bodies)
+    expr: str  # the lock/cond expression as written (first argument), or the defined name
+    args: tuple[str, ...] = ()  # every argument as written (cond_wait: (cond, mutex))
+    scope: str = ""  # definitions: 'file', 'function' or 'struct NAME' / 'TYPEDEF' for fields
+    array: bool = False  # definitions: an array of mutexes
+    api: str = ""  # the pthread function called (other_mutex_api: which one), or the definition's type
+
+
+@dataclass
+class Discovery:
+    sites: list[Site]
+    failures: dict[str, str]  # file -> first parse error
+    seconds: float = 0.0
+
+    def of_kind(self, *kinds: str) -> list[Site]:
+        return [s for s in self.sites if s.kind in kinds]
+
+
+def relative_files(root: Path, files: list[Path]) -> list[str]:
+    """files as sorted unique paths relative to root; a relative path is taken from the current
+    directory when it exists there, else from root."""
+    out = []
+    for f in files:
+        p = Path(f)
+        if not p.is_absolute():
+            p = p if p.exists() else Path(root) / p
+        out.append(str(p.resolve().relative_to(Path(root).resolve())))
+    return sorted(set(out))
+
+
+_PTHREAD_CALL = re.compile(r"\bpthread_(?:mutex|cond)_\w+\s*\(")
+
+
+def unseen_calls(texts: dict[str, str], files: list[str], records: list[dict]) -> dict[str, str]:
+    """Safety net: pthread calls in a file's text that spatch did not report.
+
+    spatch skips some functions silently (computed goto: "FLOW: not handling computed goto yet"),
+    so the sites it reports are compared with a plain token scan; a file with missing calls is a
+    failure naming the first one.
+    """
+    seen: dict[str, set[int]] = {}
+    for rec in records:
+        if rec["kind"] == "call":
+            seen.setdefault(rec["file"], set()).add(rec["line"])
+    out = {}
+    for file in files:
+        code = code_only(texts[file])
+        for m in _PTHREAD_CALL.finditer(code):
+            line = code.count("\n", 0, m.start()) + 1
+            if line not in seen.get(file, set()):
+                name = m.group(0).rstrip("( \t")
+                out[file] = (f"{file}:{line}: {name} call not seen by spatch (the function could not be "
+                             "analysed, e.g. computed goto, or the code is not C spatch understands)")
+                break
+    return out
+
+
+def _is_extern(texts: dict[str, str], rec: dict) -> bool:
+    lines = texts[rec["file"]].split("\n")
+    line = lines[rec["line"] - 1] if rec["line"] <= len(lines) else ""
+    return re.search(r"\bextern\b", line[: rec["column"]]) is not None
+
+
+def _site(rec: dict, texts: dict[str, str]) -> Site | None:
+    if rec["kind"] == "call":
+        args = tuple(rec["args"])
+        return Site(CALL_KINDS.get(rec["name"], "other_mutex_api"), rec["file"], rec["line"], rec["column"],
+                    rec["function"], args[0] if args else "", args, api=rec["name"])
+    if rec["kind"] == "definition":
+        if _is_extern(texts, rec):
+            return None
+        init = rec.get("init") or ""
+        if rec["type"] == "pthread_cond_t":
+            if "PTHREAD_COND_INITIALIZER" not in init:
+                return None
+            kind = "static_cond"
+        else:
+            kind = "static_mutex" if re.search(r"\bPTHREAD_\w*MUTEX_INITIALIZER\w*", init) else "mutex_var"
+        return Site(kind, rec["file"], rec["line"], rec["column"], rec["function"], rec["name"],
+                    scope="function" if rec["function"] else "file", array=bool(rec.get("array")), api=rec["type"])
+    if rec["kind"] == "field":
+        return Site("mutex_var", rec["file"], rec["line"], rec["column"], "", rec["name"],
+                    scope=rec["container"], api=rec["type"])
+    return None
+
+
+def discover(root: Path, files: list[Path], jobs: int = 1,
+             progress: Callable[[str], None] | None = None) -> Discovery:
+    """Finds the pthread mutex/cond sites of files (under root)."""
+    started = time.monotonic()
+    say = progress or (lambda message: None)
+    root = Path(root)
+    rel = relative_files(root, files)
+    texts = {f: (root / f).read_text(errors="surrogateescape") for f in rel}
+    scanned = [f for f in rel if "pthread_" in texts[f]]
+    if not scanned:
+        return Discovery([], {})
+    say(f"discover: spatch {PATCH.name} over {len(scanned)} of {len(rel)} files")
+    records, failures, _ = run_spatch(PATCH, root, scanned, jobs)
+    for file, message in unseen_calls(texts, scanned, records).items():
+        failures.setdefault(file, message)
+    sites = {site for rec in records if (site := _site(rec, texts)) is not None}
+    result = Discovery(sorted(sites, key=lambda s: (s.file, s.line, s.column, s.kind)),
+                       dict(sorted(failures.items())), time.monotonic() - started)
+    say(f"discover: {len(result.sites)} sites, {len(failures)} files with parse errors ({result.seconds:.1f}s)")
+    return result

@@ -1,0 +1,248 @@
+"""Planning an extraction: what the section captures, what it hoists, where it runs.
+
+Decisions only, no C text generated here (render.py writes it): for a region,
+  - hoists(): variables declared in the region and used after it, declared before the call and
+    assigned in the section;
+  - captures(): the caller's locals the section uses, by value when they are scalars the section
+    only reads, by reference otherwise (writes, address taken, arrays, structs, macro arguments);
+  - runs_on_caller_thread(): whether it uses thread-local state (rcl_execute_local).
+A region that cannot be planned raises Refusal with its Reason.
+"""
+
+from dataclasses import dataclass, field
+
+import clang.cindex as ci
+
+from rclify.ctext.cparse import ParsedFile
+from rclify.ctext.declarator import declarator
+from rclify.ctext.preprocessor import guards_at
+from rclify.ctext.tokens import identifiers_used, tokenize
+from rclify.transform.refusals import Reason, Refusal
+from rclify.transform.regions import Region
+from rclify.transform.thread_state import uses_thread_state
+
+K = ci.CursorKind
+T = ci.TypeKind
+_SCALARS = {T.BOOL, T.CHAR_U, T.UCHAR, T.CHAR16, T.CHAR32, T.USHORT, T.UINT, T.ULONG, T.ULONGLONG,
+            T.UINT128, T.CHAR_S, T.SCHAR, T.WCHAR, T.SHORT, T.INT, T.LONG, T.LONGLONG, T.INT128,
+            T.FLOAT, T.DOUBLE, T.LONGDOUBLE, T.POINTER, T.ENUM}
+_ASSIGN = {"=", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<=", ">>=", "++", "--"}
+
+
+@dataclass
+class Capture:
+    name: str
+    field: str  # declaration in the context struct
+    init: str  # its value at the call site
+    use: str  # how the section reads it
+    guards: list[str] = field(default_factory=list)  # #if lines the declaration sits under
+
+
+@dataclass
+class Hoist:
+    """A declaration statement split in two: declarations before the call, assignments inside."""
+
+    start: int
+    end: int
+    declaration: str  # before the call
+    assignment: str  # in the section, in place of the declaration
+    variables: list[ci.Cursor]
+
+    @staticmethod
+    def of(parsed: ParsedFile, stmt: ci.Cursor, variables: list[ci.Cursor]) -> "Hoist":
+        declarations, assignments = [], []
+        for var in variables:
+            typ = var.type
+            if typ.kind in (T.CONSTANTARRAY, T.INCOMPLETEARRAY, T.VARIABLEARRAY) or var.storage_class in (
+                ci.StorageClass.STATIC, ci.StorageClass.EXTERN
+            ) or typ.is_const_qualified():
+                raise Refusal(Reason.HOIST_NOT_SIMPLE)
+            init = [c for c in var.get_children() if c.kind.is_expression() or c.kind == K.INIT_LIST_EXPR]
+            if init and init[-1].kind == K.INIT_LIST_EXPR:
+                raise Refusal(Reason.HOIST_NOT_SIMPLE)
+            declarations.append(declarator(typ.spelling, var.spelling) + ";")
+            if init:
+                value = parsed.text(init[-1].extent.start.offset, init[-1].extent.end.offset)
+                assignments.append(f"{var.spelling} = {value};")
+        return Hoist(stmt.extent.start.offset, stmt.extent.end.offset, " ".join(declarations),
+                      " ".join(assignments) or ";", variables)
+
+
+class Declarations:
+    """Local variables and parameters of functions, by name, with their scopes."""
+
+    def __init__(self):
+        self._cache: dict[int, "_FunctionDecls"] = {}
+
+    def of(self, function: ci.Cursor) -> "_FunctionDecls":
+        key = function.extent.start.offset
+        if key not in self._cache:
+            self._cache[key] = _FunctionDecls(function)
+        return self._cache[key]
+
+
+class _FunctionDecls(dict):
+    def __init__(self, function: ci.Cursor):
+        super().__init__()
+        self.scopes: dict[int, tuple[int, int]] = {}
+        fn_extent = (function.extent.start.offset, function.extent.end.offset)
+
+        def visit(node: ci.Cursor, scope: tuple[int, int]) -> None:
+            for child in node.get_children():
+                if child.kind in (K.VAR_DECL, K.PARM_DECL) and child.storage_class != ci.StorageClass.EXTERN:
+                    self.setdefault(child.spelling, []).append(child)
+                    self.scopes[child.hash] = scope
+                inner = scope
+                if child.kind in (K.COMPOUND_STMT, K.FOR_STMT):
+                    inner = (child.extent.start.offset, child.extent.end.offset)
+                visit(child, inner)
+
+        visit(function, fn_extent)
+
+    def visible(self, name: str, at: int) -> ci.Cursor | None:
+        best = None
+        for cursor in self.get(name, []):
+            scope = self.scopes[cursor.hash]
+            if cursor.extent.start.offset < at and scope[0] <= at < scope[1]:
+                if best is None or self.scopes[best.hash][0] <= scope[0]:
+                    best = cursor
+        return best
+
+
+
+
+def hoists(parsed: ParsedFile, region: Region) -> list[Hoist]:
+    """Variables declared in the region and used after it: in the rest of the region's block,
+    or in the tail of an exit that follows them in their own block."""
+    hoists = []
+    home = region.home
+    blocks = [home] + [
+        n for n in home.walk_preorder()
+        if n.kind == K.COMPOUND_STMT and region.lock_end <= n.extent.start.offset < region.body_end
+    ]
+    for block in blocks:
+        for stmt in block.get_children():
+            start = stmt.extent.start.offset
+            if stmt.kind != K.DECL_STMT or not (region.lock_end <= start < region.body_end):
+                continue
+            later = [parsed.text(e.tail_start, e.tail_end) for e in region.exits
+                     if start < e.unlock_start < block.extent.end.offset]
+            if block == home:
+                later.append(parsed.text(*region.later))
+            declared = [c for c in stmt.get_children() if c.kind == K.VAR_DECL]
+            if not {c.spelling for c in declared} & identifiers_used(" ".join(later)):
+                continue
+            hoists.append(Hoist.of(parsed, stmt, declared))
+    return hoists
+
+
+def captures(parsed: ParsedFile, decls: Declarations, region: Region, body: str,
+             hoisted: dict[str, ci.Cursor]) -> list[Capture]:
+    decls = decls.of(region.function)
+    inside = {name for name, cursors in decls.items()
+              if any(region.lock_end <= c.extent.start.offset < region.body_end for c in cursors)}
+    if _macro_bodies_use_locals(parsed, region, inside | set(hoisted)):
+        # a macro body names the caller's local (memcached's APPEND_STAT uses `c`): the
+        # section's text cannot be rewritten to reach it through the context
+        raise Refusal(Reason.MACRO_USES_LOCAL)
+    captures = []
+    for name in sorted(identifiers_used(body)):
+        visible = hoisted.get(name) or (decls.visible(name, region.start) if name in decls else None)
+        if visible is None:
+            continue  # a global, a function, a type, an enumerator, or declared inside
+        if name in inside and name not in hoisted:
+            raise Refusal(Reason.SHADOWED_VARIABLE)
+        captures.append(_capture(parsed, region, name, visible, body))
+    return captures
+
+
+def runs_on_caller_thread(region: Region, thread_bound: set[str]) -> bool:
+    """Does the region use thread-local state, directly or through a function it calls?"""
+    for node in region.home.walk_preorder():
+        if not (region.lock_end <= node.extent.start.offset < region.body_end):
+            continue
+        if uses_thread_state(node) or (node.kind == K.CALL_EXPR and node.spelling in thread_bound):
+            return True
+    return False
+
+
+def _macro_bodies_use_locals(parsed: ParsedFile, region: Region, declared_inside: set[str]) -> bool:
+    """Does a macro expanded in the region refer to a local of the function that is not
+    written in the invocation itself (so renaming the text cannot reach it)?"""
+    fn = region.function
+    fn_start, fn_end = fn.extent.start.offset, fn.extent.end.offset
+    fn_file = fn.extent.start.file.name
+    data = parsed.data
+    for node in region.home.walk_preorder():
+        at = node.extent.start.offset
+        if node.kind != K.DECL_REF_EXPR or not (region.lock_end <= at < region.body_end):
+            continue
+        target = node.referenced
+        if target is None or target.kind not in (K.VAR_DECL, K.PARM_DECL) or target.extent.start.file is None:
+            continue
+        if target.storage_class == ci.StorageClass.EXTERN or target.extent.start.file.name != fn_file:
+            continue
+        name = target.spelling
+        if not (fn_start <= target.extent.start.offset < fn_end) or name in declared_inside:
+            continue
+        if data[at : at + len(name)].decode(errors="replace") == name:
+            continue  # written right there
+        invocation = next(((s, e) for s, e in parsed.macro_uses if s <= at <= e), None)
+        if invocation is None or name not in identifiers_used(parsed.text(invocation[0], invocation[1] + 1)):
+            return True
+    return False
+
+
+def _capture(parsed: ParsedFile, region: Region, name: str, cursor: ci.Cursor, body: str) -> Capture:
+    typ = cursor.type
+    if typ.kind in (T.VARIABLEARRAY, T.DEPENDENTSIZEDARRAY):
+        raise Refusal(Reason.VARIABLE_LENGTH_ARRAY)
+    if _declared_inside(typ, region.function):
+        raise Refusal(Reason.LOCAL_TYPE)
+    spelling = typ.spelling
+    if "(anonymous" in spelling or "(unnamed" in spelling:
+        raise Refusal(Reason.LOCAL_TYPE)
+    by_value = (typ.get_canonical().kind in _SCALARS and _only_read(name, body)
+                and not _in_macro_argument(parsed, name, region))
+    guards = guards_at(parsed.data, cursor.extent.start.offset)
+    if guards is None:
+        raise Refusal(Reason.CONDITIONAL_DECLARATION)
+    if by_value:
+        return Capture(name, declarator(spelling, name), name, f"rclify_ctx->{name}", guards)
+    return Capture(name, declarator(spelling, f"(*{name})"), f"&{name}", f"(*rclify_ctx->{name})", guards)
+
+
+def _in_macro_argument(parsed: ParsedFile, name: str, region: Region) -> bool:
+    """Is name used inside a macro invocation in the region (the macro might assign it)?"""
+    for start, end in parsed.macro_uses:
+        if region.lock_end <= start and end <= region.body_end:
+            if name in identifiers_used(parsed.text(start, end + 1)):
+                return True
+    return False
+
+
+def _only_read(name: str, body: str) -> bool:
+    tokens = tokenize(body)
+    for i, tok in enumerate(tokens):
+        if tok.text != name or tok.kind != "ident":
+            continue
+        before = tokens[i - 1].text if i > 0 else ""
+        after = tokens[i + 1].text if i + 1 < len(tokens) else ""
+        if before in (".", "->"):
+            continue
+        if after in _ASSIGN or before in ("&", "++", "--") or after in ("[", "."):
+            return False
+    return True
+
+
+def _declared_inside(typ: ci.Type, function: ci.Cursor) -> bool:
+    seen = 0
+    while typ.kind in (T.POINTER, T.CONSTANTARRAY, T.INCOMPLETEARRAY) and seen < 8:
+        typ = typ.get_pointee() if typ.kind == T.POINTER else typ.element_type
+        seen += 1
+    decl = typ.get_declaration()
+    if decl is None or decl.kind == K.NO_DECL_FOUND or decl.extent.start.file is None:
+        return False
+    fe = function.extent
+    return (decl.extent.start.file.name == fe.start.file.name
+            and fe.start.offset <= decl.extent.start.offset < fe.end.offset)

@@ -1,0 +1,72 @@
+"""Why a critical region is left hybrid (lock/unlock calls, correct on every algorithm).
+
+Every reason rclify gives is a member of Reason, defined here with the sentence the report
+prints; the analysis (regions.py), the planning (plan.py) and the compile check (verify.py)
+name these members, never a bare string.  Each reason has a fixture in
+tests/fixtures/refusals/<reason>/ and tests/test_refusals.py fails for one that has none.
+"""
+
+from enum import StrEnum
+
+
+class Reason(StrEnum):
+    LOCK_UNLOCK_IN_DIFFERENT_FUNCTIONS = "lock-unlock-in-different-functions"
+    UNBALANCED_REGION = "unbalanced-region"
+    HAND_OVER_HAND = "hand-over-hand"
+    RETURN_WHILE_LOCKED = "return-while-locked"
+    JUMP_OUT_WHILE_LOCKED = "jump-out-while-locked"
+    JUMP_IN_TAIL = "jump-in-tail"
+    RELOCK_WHILE_HELD = "relock-while-held"
+    SETJMP = "setjmp"
+    VA_LIST = "va_list"
+    COMPUTED_GOTO = "computed-goto"
+    LABEL_TARGETED_FROM_OUTSIDE = "label-targeted-from-outside"
+    LABEL_IN_REGION = "label-in-region"
+    UNRECOGNIZED_LOCK_SHAPE = "unrecognized-lock-shape"
+    PARSE_ERRORS = "parse-errors"
+    MACRO_USES_LOCAL = "macro-uses-local"
+    CONDITIONAL_DECLARATION = "conditional-declaration"
+    GENERATED_CODE_DOES_NOT_COMPILE = "generated-code-does-not-compile"
+    SHADOWED_VARIABLE = "shadowed-variable"
+    LOCAL_TYPE = "local-type"
+    VARIABLE_LENGTH_ARRAY = "variable-length-array"
+    HOIST_NOT_SIMPLE = "hoist-not-simple"
+    PREPROCESSOR_CONDITIONAL = "preprocessor-conditional"
+    TRYLOCK = "trylock"
+
+
+WHY = {
+    Reason.LOCK_UNLOCK_IN_DIFFERENT_FUNCTIONS: "the lock is not released in the function that takes it",
+    Reason.UNBALANCED_REGION: "some paths release the lock and others do not at the same point",
+    Reason.HAND_OVER_HAND: "another lock is taken inside and released outside (or the reverse)",
+    Reason.RETURN_WHILE_LOCKED: "a return leaves the function with the lock held",
+    Reason.JUMP_OUT_WHILE_LOCKED: "a break, continue or goto leaves the region with the lock held",
+    Reason.JUMP_IN_TAIL: "code after an early unlock jumps back into the region's constructs",
+    Reason.RELOCK_WHILE_HELD: "the lock is taken again while held",
+    Reason.SETJMP: "setjmp/longjmp inside the region",
+    Reason.VA_LIST: "va_list use inside the region",
+    Reason.COMPUTED_GOTO: "computed goto inside the region",
+    Reason.LABEL_TARGETED_FROM_OUTSIDE: "a label inside the region is the target of a goto from outside",
+    Reason.LABEL_IN_REGION: "a case label inside the region",
+    Reason.UNRECOGNIZED_LOCK_SHAPE: "a lock call inside the region in a form rclify does not recognise",
+    Reason.PARSE_ERRORS: "the function has errors libclang could not recover from",
+    Reason.MACRO_USES_LOCAL: "a macro used in the region names a local variable of the caller (not visible in the region's text)",
+    Reason.CONDITIONAL_DECLARATION: "a variable the region uses is declared in an #else/#elif branch",
+    Reason.GENERATED_CODE_DOES_NOT_COMPILE: "the extracted code did not compile; the file keeps lock/unlock calls",
+    Reason.SHADOWED_VARIABLE: "a variable declared in the region shadows one the region uses",
+    Reason.LOCAL_TYPE: "the region uses a variable whose type is declared inside the function",
+    Reason.VARIABLE_LENGTH_ARRAY: "the region uses a variable-length array",
+    Reason.HOIST_NOT_SIMPLE: "a variable declared in the region and used after it has a declaration that cannot be split",
+    Reason.PREPROCESSOR_CONDITIONAL: "an #if/#endif pair is split by the region's boundaries",
+    Reason.TRYLOCK: "trylock regions are run in hybrid mode",
+}
+
+REASONS = {reason.value: WHY[reason] for reason in Reason}  # key -> sentence, as the report shows
+
+
+class Refusal(Exception):
+    """Planning found a reason the region cannot be extracted."""
+
+    def __init__(self, reason: Reason):
+        super().__init__(reason.value)
+        self.reason = Reason(reason)

@@ -1,0 +1,251 @@
+"""Rendering extractions as C: the section functions, their call sites, the accessors.
+
+For one source file, FileRenderer turns every extractable region into
+  - a context struct and a `static int rclify_cs_<function>_<n>(void *)` placed before the
+    enclosing function (templates/extract/cs_function.c.j2), whose body is the region's code
+    with the caller's locals reached through the context and each early exit a `return FLAG;`
+  - a call site replacing the region (templates/extract/call_site.c.j2): fill the context, run
+    the section with RCL_EXECUTE, then run the tail of the exit it took.
+What to capture and hoist, and where the section runs, is decided by plan.py.  Generated code
+keeps the original's line numbers with #line directives.
+"""
+
+import functools
+from dataclasses import dataclass, field
+
+import clang.cindex as ci
+import jinja2
+
+from rclify.ctext.cparse import ParsedFile
+from rclify.ctext.declarator import declarator
+from rclify.ctext.tokens import rename_identifiers, tokenize
+from rclify.paths import TEMPLATES_DIR
+from rclify.transform import plan
+from rclify.transform.plan import Capture, Declarations, Hoist
+from rclify.transform.refusals import Refusal
+from rclify.transform.regions import Exit, Region
+from rclify.transform.vocabulary import Wrapper
+
+_FUNC_NAMES = ("__func__", "__FUNCTION__", "__PRETTY_FUNCTION__")
+
+
+@functools.cache
+def templates() -> jinja2.Environment:
+    return jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(TEMPLATES_DIR)),
+        keep_trailing_newline=True,
+        undefined=jinja2.StrictUndefined,
+    )
+
+
+@dataclass
+class Extraction:
+    region: Region
+    n: int
+    fn_name: str
+    ctx_type: str
+    captures: list[Capture] = field(default_factory=list)
+    hoisted: list[str] = field(default_factory=list)
+    local: bool = False  # uses thread-local state: runs on the calling thread (rcl_execute_local)
+
+
+class FileRenderer:
+    def __init__(self, parsed: ParsedFile, regions: list[Region], thread_bound: set[str] = frozenset()):
+        self.parsed = parsed
+        self.regions = regions
+        self.thread_bound = thread_bound  # functions that use thread-local state (thread_state.py)
+        self.functions: dict[int, list[str]] = {}  # enclosing function start -> generated C
+        self.accessors_used: dict[str, Wrapper] = {}
+        self.extractions: list[Extraction] = []
+        self._call_sites: dict[int, str] = {}
+        self._counters: dict[str, int] = {}
+        self._decls = Declarations()
+        self._hoist_plan: dict[int, list[Hoist]] = {}
+
+    # -- public --------------------------------------------------------------------------
+    def plan(self) -> None:
+        """Decides every region's extraction (or refusal) and generates its code."""
+        for region in self.regions:
+            if region.extractable:
+                try:
+                    self._hoist_plan[region.start] = plan.hoists(self.parsed, region)
+                except Refusal as refusal:
+                    region.problems.append((refusal.reason, region.line))
+        for region in self.regions:
+            if region.extractable:
+                self._call_site(region)  # plans (and may refuse) every region, nested ones first
+
+    def render(self, wrappers_here: list[Wrapper], accessors_defined_here: list[Wrapper]) -> str | None:
+        """The file's new text (after plan()), or None when nothing changes.
+
+        wrappers_here: the wrapper functions defined in this file; accessors_defined_here: those
+        whose accessor (used by some extracted region, maybe in another file) goes here."""
+        if not self.extractions and not accessors_defined_here:
+            return None
+        extra = []  # at equal offsets, edits apply in list order: prototypes first
+        # calls to a static wrapper may all have been extracted: keep -Wunused-function quiet
+        extra += [(w.start_offset, w.start_offset, "__attribute__((unused)) ")
+                  for w in wrappers_here if w.is_static]
+        # one prototype per accessor, before its first use or definition
+        # (-Wmissing-prototypes, -Wredundant-decls)
+        needed = {w.name: w for w in [*self.accessors_used.values(), *accessors_defined_here]}
+        if needed:
+            first = min([*self.functions, *(w.end_offset for w in accessors_defined_here)])
+            text = "".join(f"{accessor_prototype(w)};\n" for w in sorted(needed.values(), key=lambda w: w.name))
+            defined = {w.name for w in accessors_defined_here}
+            text += "".join(render_accessor(w, fallback=True) for w in sorted(needed.values(), key=lambda w: w.name)
+                            if w.name not in defined and not w.is_static)
+            extra.append((first, first, text + f"#line {self._line(first)}\n"))
+        extra += [(w.end_offset, w.end_offset, render_accessor(w)) for w in accessors_defined_here]
+        return self._render_range(0, len(self.parsed.data), extra, top_level=True)
+
+    # -- rendering -----------------------------------------------------------------------
+    def _render_range(self, start: int, end: int, extra: list[tuple[int, int, str]] = (),
+                      top_level: bool = False) -> str:
+        """Source text of [start, end) with extracted regions (and extra edits) replaced."""
+        edits = [(r.start, r.end, self._call_sites[r.start]) for r in self.regions
+                 if r.extractable and r.start in self._call_sites and start <= r.start and r.end <= end]
+        edits += [e for e in extra if start <= e[0] and e[1] <= end]
+        if top_level:
+            for fn_start, generated in self.functions.items():
+                edits.append((fn_start, fn_start, "".join(generated) + f"#line {self._line(fn_start)}\n"))
+        edits.sort(key=lambda e: (e[0], -e[1]))
+        out, pos = [], start
+        for e_start, e_end, text in edits:
+            if e_start < pos:
+                continue  # inside an edit already applied (a nested region's own call site)
+            out.append(self.parsed.text(pos, e_start))
+            out.append(text)
+            pos = e_end
+        out.append(self.parsed.text(pos, end))
+        return "".join(out)
+
+    def _call_site(self, region: Region) -> str:
+        if region.start in self._call_sites:
+            return self._call_sites[region.start]
+        for inner in self.regions:  # nested regions first: their call sites are part of our body
+            if inner is not region and inner.extractable and region.contains(inner):
+                self._call_site(inner)
+        try:
+            text = self._extract(region)
+        except Refusal as refusal:
+            region.problems.append((refusal.reason, region.line))
+            return ""
+        self._call_sites[region.start] = text
+        return text
+
+    def _extract(self, region: Region) -> str:
+        fn = region.function
+        fn_name = fn.spelling
+        n = self._counters.get(fn_name, 0) + 1
+        extraction = Extraction(region, n, f"rclify_cs_{fn_name}_{n}", f"rclify_ctx_{fn_name}_{n}")
+
+        hoists = self._hoist_plan[region.start]
+        # a variable an enclosing region hoists too is declared once, by the outermost
+        outer_hoisted = {h.start for r in self.regions if r is not region and r.extractable and r.contains(region)
+                         for h in self._hoist_plan.get(r.start, [])}
+        exit_edits = [(e.unlock_start, e.tail_end, f"return {e.flag};\n#line {self._line(e.tail_end)}\n")
+                      for e in region.exits]
+        hoist_edits = [(h.start, h.end, h.assignment) for h in hoists]
+        body = self._render_range(region.lock_end, region.body_end, exit_edits + hoist_edits)
+
+        captures = plan.captures(self.parsed, self._decls, region, body,
+                                 {v.spelling: v for h in hoists for v in h.variables})
+        mapping = {c.name: c.use for c in captures}
+        mapping.update({name: f'"{fn_name}"' for name in _FUNC_NAMES})
+        body = rename_identifiers(body, mapping)
+
+        extraction.captures = captures
+        extraction.hoisted = [v.spelling for h in hoists for v in h.variables]
+        extraction.local = plan.runs_on_caller_thread(region, self.thread_bound)
+        if region.lock.wrapper is not None:
+            self.accessors_used[region.lock.wrapper.name] = region.lock.wrapper
+        indent = _indent_of(self.parsed.data, region.start)
+        cs = templates().get_template("extract/cs_function.c.j2").render(
+            function=fn_name, file=self.parsed.path.name, line=region.line,
+            mutex_text=region.lock.mutex, ctx_type=extraction.ctx_type, captures=captures,
+            fn_name=extraction.fn_name, body=body.rstrip(), body_line=self._line(region.lock_end),
+            trylock=region.is_trylock,
+        )
+        exits = [{"flag": e.flag, "tail": self._tail_text(e), "line": self._line(e.tail_start)}
+                 for e in region.exits]
+        if region.is_trylock:  # paper Algorithm 3: the section is told whether it got the lock
+            if region.after is not None and self.parsed.text(*region.after).strip():
+                exits.insert(0, {"flag": 0, "tail": self._render_range(*region.after).strip(),
+                                 "line": self._line(region.after[0])})
+            if region.otherwise is not None:
+                exits.insert(0, {"flag": -1, "tail": self._render_range(*region.otherwise).strip(),
+                                 "line": self._line(region.otherwise[0])})
+        call = templates().get_template("extract/call_site.c.j2").render(
+            hoists=[region.lock.result] * bool(region.lock.result)
+            + [h.declaration for h in hoists if h.start not in outer_hoisted],
+            labeled=_is_labeled(region), indent=indent,
+            ctx_type=extraction.ctx_type, n=f"{fn_name}_{n}", captures=captures, exits=exits,
+            mutex=region.lock.mutex, fn_name=extraction.fn_name, trylock=region.is_trylock,
+            local=extraction.local,
+        ).rstrip("\n") + (f" {region.end_result}" if region.end_result else "") \
+            + f"\n#line {self._line(region.end)}\n"
+        self._counters[fn_name] = n
+        self.functions.setdefault(_insertion_point(self.parsed.data, fn), []).append(cs)
+        self.extractions.append(extraction)
+        return call
+
+    def _line(self, offset: int) -> int:
+        """1-based line of an offset of the original file: generated code keeps lines with #line."""
+        return self.parsed.data.count(b"\n", 0, offset) + 1
+
+    def _tail_text(self, e: Exit) -> str:
+        text = self._render_range(e.tail_start, e.tail_end).strip()
+        if e.result:
+            text = f"{e.result} {text}"
+        if e.drop_final_break:
+            tokens = tokenize(text)
+            if len(tokens) >= 2 and tokens[-2].text == "break" and tokens[-1].text == ";":
+                text = text[: tokens[-2].start].rstrip()
+        return text
+
+
+def _indent_of(data: bytes, offset: int) -> str:
+    line_start = data.rfind(b"\n", 0, offset) + 1
+    line = data[line_start:offset].decode(errors="replace")
+    return line[: len(line) - len(line.lstrip())]
+
+
+def _is_labeled(region: Region) -> bool:
+    before = region.parsed.data[: region.start].rstrip()
+    return before.endswith(b":")
+
+
+def _insertion_point(data: bytes, function: ci.Cursor) -> int:
+    """Before the function and the comments that document it, at the start of a line."""
+    at = data.rfind(b"\n", 0, function.extent.start.offset) + 1
+    while True:
+        before = data[:at].rstrip()
+        if before.endswith(b"*/"):
+            opening = before.rfind(b"/*")
+            if opening < 0:
+                break
+            line_start = data.rfind(b"\n", 0, opening) + 1
+            if data[line_start:opening].strip():
+                break  # the comment ends a line of code
+            at = line_start
+        else:
+            line_start = before.rfind(b"\n") + 1
+            if before[line_start:].lstrip().startswith(b"//"):
+                at = line_start
+            else:
+                break
+    return at
+
+
+def accessor_prototype(wrapper: Wrapper) -> str:
+    params = ", ".join(declarator(t, p) for t, p in zip(wrapper.param_types, wrapper.params)) or "void"
+    storage = "static " if wrapper.is_static else ""
+    return f"{storage}pthread_mutex_t *{wrapper.accessor}({params})"
+
+
+def render_accessor(wrapper: Wrapper, fallback: bool = False) -> str:
+    """The accessor of a wrapper's mutex; `fallback`: the weak one a caller file carries."""
+    params = ", ".join(declarator(t, p) for t, p in zip(wrapper.param_types, wrapper.params)) or "void"
+    template = "extract/accessor_fallback.c.j2" if fallback else "extract/accessor.c.j2"
+    return templates().get_template(template).render(wrapper=wrapper, params=params)

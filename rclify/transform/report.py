@@ -1,0 +1,100 @@
+"""What a transform found and did: the Outcome every step adds to, its summary and JSON report,
+and the diff a dry run prints."""
+
+import difflib
+import os
+import sys
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from rclify import __version__, lock_config
+from rclify.transform.refusals import REASONS
+from rclify.transform.regions import Region
+from rclify.transform.render import FileRenderer
+
+
+@dataclass
+class Outcome:
+    root: Path
+    changed: dict[str, str] = field(default_factory=dict)  # relative path -> new text
+    regions: list[dict] = field(default_factory=list)
+    locks: list[lock_config.LockEntry] = field(default_factory=list)
+    wrappers: list[dict] = field(default_factory=list)
+    failures: dict[str, str] = field(default_factory=dict)  # parse errors (file: first error)
+    unchanged: dict[str, str] = field(default_factory=dict)  # files left as they were, and why
+    stubbed_headers: list[str] = field(default_factory=list)
+    api_errors: list[str] = field(default_factory=list)  # calls the runtime has no equivalent for
+    api_notes: list[str] = field(default_factory=list)
+    timings: dict[str, float] = field(default_factory=dict)
+    files_scanned: int = 0
+    already_transformed: bool = False
+
+    def summary(self) -> dict:
+        extracted = [r for r in self.regions if r["status"] == "extracted"]
+        hybrid = Counter(r["reason"] for r in self.regions if r["status"] == "hybrid")
+        return {
+            "files": self.files_scanned,
+            "files_changed": len(self.changed),
+            "regions": len(self.regions),
+            "extracted": len(extracted),
+            "extracted_thread_bound": sum(bool(r.get("runs_on_caller_thread")) for r in extracted),
+            "hybrid": dict(sorted(hybrid.items())),
+            "locks": len(self.locks),
+            "wrappers": [w["name"] for w in self.wrappers],
+            "parse_failures": len(self.failures),
+            "files_left_unchanged": len(self.unchanged),
+        }
+
+
+def report_json(outcome: Outcome) -> dict:
+    return {
+        "rclify": __version__,
+        "root": str(outcome.root),
+        "summary": outcome.summary(),
+        "regions": outcome.regions,
+        "locks": [vars(e) | {"macro": e.macro} for e in outcome.locks],
+        "wrappers": outcome.wrappers,
+        "parse_failures": outcome.failures,
+        "files_left_unchanged": outcome.unchanged,
+        "stubbed_headers": outcome.stubbed_headers,
+        "api_errors": outcome.api_errors,
+        "api_notes": outcome.api_notes,
+        "timings": outcome.timings,
+    }
+
+
+def region_record(rel: str, region: Region, renderer: FileRenderer) -> dict:
+    record = {
+        "file": rel, "line": region.line, "function": region.function.spelling,
+        "lock": region.lock.mutex, "via": region.lock.via, "kind": region.lock.kind,
+        "lock_expr": region.lock.wrapper_expr or region.lock.mutex,
+    }
+    if region.extractable:
+        extraction = next(e for e in renderer.extractions if e.region is region)
+        record |= {"status": "extracted", "function_extracted": extraction.fn_name,
+                   "runs_on_caller_thread": extraction.local,
+                   "exits": len(region.exits), "context": [c.name for c in extraction.captures],
+                   "hoisted": extraction.hoisted}
+    else:
+        reason, line = region.problems[0]
+        record |= {"status": "hybrid", "reason": str(reason), "reason_line": line, "why": REASONS[reason],
+                   "other_reasons": sorted({str(r) for r, _ in region.problems[1:]} - {reason})}
+    return record
+
+
+def leave_hybrid(record: dict, reason: str, why: str) -> None:
+    """A region found extractable whose file then failed a later step: it keeps its lock calls."""
+    record.update(status="hybrid", reason=reason, reason_line=record["line"], why=why, other_reasons=[])
+
+
+def print_diff(root: Path, outcome: Outcome, config_path: Path) -> None:
+    for rel, text in sorted(outcome.changed.items()):
+        original = (root / rel).read_text(encoding="utf-8", errors="surrogateescape")
+        sys.stdout.writelines(difflib.unified_diff(
+            original.splitlines(keepends=True), text.splitlines(keepends=True), f"a/{rel}", f"b/{rel}"))
+    old = config_path.read_text() if config_path.exists() else ""
+    name = os.path.relpath(config_path, root)
+    sys.stdout.writelines(difflib.unified_diff(
+        old.splitlines(keepends=True), lock_config.render(outcome.locks).splitlines(keepends=True),
+        f"a/{name}", f"b/{name}"))

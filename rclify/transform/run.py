@@ -1,0 +1,200 @@
+"""`rclify transform`: the pipeline, in the order data flows.
+
+  discover  (spatch)   lock allocation sites, init calls, parse failures      discover.py
+  analyse   (libclang) the vocabulary (macros, wrappers), every function's    analyse.py, vocabulary.py,
+                       regions, and why a region stays hybrid                 regions.py, refusals.py
+  plan + render        extractions: context structs, functions, call sites   plan.py, render.py
+  lock table           one lock_config.h entry per allocation site            lock_table.py
+  rewrite + verify     (spatch) types, initializers, condvars; compile check  rewrite_api.py, verify.py
+  apply                every changed file replaced atomically, backups        apply.py
+  report               summary on stdout, JSON with --report                  report.py
+
+Nothing is written until every step has succeeded; a file that a parser cannot read is left as
+it was and reported.
+"""
+
+import json
+import os
+import shutil
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from rclify import lock_config
+from rclify.ctext import spatch
+from rclify.errors import UsageError
+from rclify.progress import Progress
+from rclify.transform import apply as apply_step
+from rclify.transform.analyse import Analysis, analyse, regions_of
+from rclify.transform.discover import discover
+from rclify.transform.lock_table import LockTable, build_lock_table
+from rclify.transform.render import FileRenderer
+from rclify.transform.report import Outcome, print_diff, region_record, report_json
+from rclify.transform.thread_state import thread_bound_functions
+from rclify.transform.verify import Staging
+
+SOURCE_SUFFIXES = (".c", ".h")
+
+
+@dataclass
+class Options:
+    src: Path
+    output: Path | None = None
+    config: Path | None = None
+    dry_run: bool = False
+    report: Path | None = None
+    jobs: int = 1
+    cflags: list[str] = field(default_factory=list)
+    quiet: bool = False
+
+
+def run(options: Options) -> Outcome:
+    progress = Progress(options.quiet)
+    root = _prepare_tree(options)
+    config_path = (options.config or root / "lock_config.h").resolve()
+    outcome = Outcome(root)
+    state = apply_step.read_state(root)
+    if state is not None:
+        outcome.already_transformed = True
+        progress(f"{root} was transformed by rclify {state['version']}: nothing to do")
+        return outcome
+    files = _source_files(root)
+    apply_step.refuse_foreign_transformation(root, files)
+    spatch.check_version()
+    outcome.files_scanned = len(files)
+    progress(f"{len(files)} C files under {root}")
+
+    with _timed(outcome, "spatch_discover_s"):
+        discovery = discover(root, files, jobs=options.jobs, progress=progress)
+    outcome.failures.update(discovery.failures)
+    progress(f"discovered {len(discovery.sites)} lock sites ({outcome.timings['spatch_discover_s']:.1f}s)")
+
+    defines = [*_build_defines(root, progress), *options.cflags]  # as the tree's build compiles it
+    with _timed(outcome, "libclang_s"):
+        analysis = analyse(root, files, [f"-I{root}", *defines], options.jobs, progress)
+    _record_analysis(analysis, outcome, progress)
+
+    with _timed(outcome, "extract_s"):
+        rendered = _extract(root, analysis, outcome)
+    progress(f"extracted {sum(r['status'] == 'extracted' for r in outcome.regions)} of "
+             f"{len(outcome.regions)} regions ({outcome.timings['extract_s']:.1f}s)")
+
+    table = build_lock_table(discovery)
+    outcome.locks = _lock_entries(table, outcome, config_path)
+    staging = Staging(root, table, config_path, defines, options.jobs, outcome, progress)
+    with _timed(outcome, "spatch_rewrite_and_verify_s"):
+        outcome.changed = staging.rewrite_and_verify(files, rendered)
+    progress(f"rewrote the lock API in {len(outcome.changed)} files "
+             f"({outcome.timings['spatch_rewrite_and_verify_s']:.1f}s)")
+    if options.dry_run:
+        print_diff(root, outcome, config_path)
+    else:
+        apply_step.apply(root, outcome, config_path)
+    outcome.timings["total_s"] = time.monotonic() - progress.started
+    if options.report:
+        options.report.write_text(json.dumps(report_json(outcome), indent=2) + "\n")
+    return outcome
+
+
+class _timed:
+    """with _timed(outcome, key): stores the block's duration in outcome.timings[key]."""
+
+    def __init__(self, outcome: Outcome, key: str):
+        self.outcome, self.key = outcome, key
+
+    def __enter__(self):
+        self.started = time.monotonic()
+
+    def __exit__(self, *exc):
+        self.outcome.timings[self.key] = time.monotonic() - self.started
+
+
+def _prepare_tree(options: Options) -> Path:
+    src = options.src.resolve()
+    if not src.is_dir():
+        raise UsageError(f"{options.src}: not a directory")
+    if options.output is None:
+        return src
+    out = options.output.resolve()
+    if out.exists() and any(out.iterdir()):
+        raise UsageError(f"{options.output}: output directory exists and is not empty")
+    if options.dry_run:
+        return src
+    shutil.copytree(src, out, symlinks=True, dirs_exist_ok=True)
+    return out
+
+
+def _source_files(root: Path) -> list[Path]:
+    files = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+        for name in sorted(filenames):
+            if name.endswith(SOURCE_SUFFIXES) and name != "lock_config.h":
+                files.append(Path(dirpath) / name)
+    return files
+
+
+def _build_defines(root: Path, progress: Progress) -> list[str]:
+    """What the tree's own build would define.  Autotools builds pass -DHAVE_CONFIG_H; before
+    ./configure there is no config.h, and the analysis (which then refuses the functions it
+    cannot parse) is much poorer: say so."""
+    if (root / "config.h").exists():
+        return ["-DHAVE_CONFIG_H"]
+    if (root / "configure").exists() or (root / "config.h.in").exists():
+        progress("warning: the tree is not configured (no config.h): run ./configure first, "
+                 "or regions in functions that need it will be left hybrid (parse-errors)")
+    return []
+
+
+def _record_analysis(analysis: Analysis, outcome: Outcome, progress: Progress) -> None:
+    outcome.failures.update(analysis.failures)
+    outcome.stubbed_headers = list(analysis.stubbed_headers)
+    if outcome.stubbed_headers:
+        progress(f"headers not found, parsed as empty: {', '.join(outcome.stubbed_headers[:5])}"
+                 f"{' ...' if len(outcome.stubbed_headers) > 5 else ''}")
+    outcome.wrappers = [
+        {"name": w.name, "kind": w.kind, "file": w.file, "lock": w.expr, "params": list(w.params)}
+        for w in sorted(analysis.vocab.wrappers.values(), key=lambda w: w.name)
+    ]
+
+
+def _extract(root: Path, analysis: Analysis, outcome: Outcome) -> dict[Path, str]:
+    """Plans and renders every file's regions; returns {path: new text} of the files that change."""
+    renderers = {}
+    bound = thread_bound_functions(list(analysis.parsed.values()))
+    for path, parsed in analysis.parsed.items():
+        regions = [r for fr in regions_of(parsed, analysis.vocab) for r in fr.regions]
+        renderer = FileRenderer(parsed, regions, bound)
+        renderer.plan()
+        renderers[path] = renderer
+    used = {}
+    for renderer in renderers.values():
+        used.update(renderer.accessors_used)
+    wrappers = analysis.vocab.wrappers.values()
+    rendered = {}
+    for path, renderer in renderers.items():
+        rel = str(path.relative_to(root))
+        text = renderer.render([w for w in wrappers if w.file == rel], [w for w in used.values() if w.file == rel])
+        if text is not None:
+            rendered[path] = text
+        outcome.regions.extend(region_record(rel, r, renderer) for r in renderer.regions)
+    return rendered
+
+
+def _lock_entries(table: LockTable, outcome: Outcome, config_path: Path) -> list[lock_config.LockEntry]:
+    counts: dict[str, Counter] = {}
+    for region in outcome.regions:
+        lock_id = table.match_lock(region["lock_expr"], region["file"], region["function"])
+        if lock_id is not None:
+            counts.setdefault(lock_id, Counter())[region["status"]] += 1
+            region["lock_id"] = lock_id
+    entries = []
+    for entry in table.entries():
+        c = counts.get(entry.lock_id, Counter())
+        total = c["extracted"] + c["hybrid"]
+        entry.description = (f"{entry.description}; {total} region{'s' if total != 1 else ''}, "
+                             f"{c['extracted']} extracted")
+        entries.append(entry)
+    existing = lock_config.read(config_path) if config_path.exists() else []
+    return lock_config.merge(entries, existing)

@@ -1,0 +1,121 @@
+"""The API rewrite over the extracted text, in a staging copy of the tree, then a compile check.
+
+Every changed C file is compiled (gcc -fsyntax-only) against the staged headers and the runtime's.
+A file whose new text does not compile while its original does is retried with the API rewrite
+alone (its regions left hybrid, reason generated-code-does-not-compile), then left unchanged;
+both are reported.  Nothing here writes to the tree.
+"""
+
+import shutil
+import subprocess
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from rclify import lock_config
+from rclify.runtime_build import cflags
+from rclify.transform import rewrite_api
+from rclify.transform.lock_table import LockTable
+from rclify.transform.refusals import Reason
+from rclify.transform.report import Outcome, leave_hybrid
+
+
+def _read(path: Path) -> str:
+    return path.read_text(encoding="utf-8", errors="surrogateescape")
+
+
+def _write(path: Path, text: str) -> None:
+    path.write_text(text, encoding="utf-8", errors="surrogateescape")
+
+
+def compiles(tree: Path, rel: str, defines: list[str]) -> tuple[bool, str]:
+    """gcc -fsyntax-only on tree/rel, with the tree's headers and the runtime's."""
+    proc = subprocess.run(["gcc", "-fsyntax-only", "-std=gnu11", "-w", f"-I{tree}", *defines, *cflags(), rel],
+                          cwd=tree, capture_output=True, text=True)
+    first = next((line for line in proc.stderr.splitlines() if "error" in line), proc.stderr[:300])
+    return proc.returncode == 0, first
+
+
+@dataclass
+class Staging:
+    """A copy of the tree's C files with the extracted text in, where the API is rewritten."""
+
+    root: Path
+    table: LockTable
+    config_path: Path  # lock_config.h, where the tree will have it
+    defines: list[str]
+    jobs: int
+    outcome: Outcome
+    progress: Callable[[str], None]
+
+    def rewrite_and_verify(self, files: list[Path], rendered: dict[Path, str]) -> dict[str, str]:
+        """Returns {relative path: new text} of every file that changes and still compiles."""
+        self.dir = Path(tempfile.mkdtemp(prefix="rclify-stage-"))
+        try:
+            for path in files:
+                target = self.dir / path.relative_to(self.root)
+                target.parent.mkdir(parents=True, exist_ok=True)
+                if path in rendered:
+                    _write(target, rendered[path])
+                else:
+                    shutil.copy2(path, target)
+            root, config = self.root, self.config_path
+            self.config = self.dir / config.relative_to(root) if config.is_relative_to(root) else config
+            new_texts = self._rewrite([self.dir / p.relative_to(root) for p in files])
+            changed = {}
+            for path in files:
+                rel = str(path.relative_to(root))
+                text = new_texts.get(self.dir / rel)
+                if text is None:
+                    text = _read(self.dir / rel)
+                if text != _read(path):
+                    changed[rel] = text
+                    _write(self.dir / rel, text)
+            self.config.write_text(lock_config.render(self.outcome.locks))
+            self._verify(changed, {str(p.relative_to(root)) for p in rendered})
+            return changed
+        finally:
+            shutil.rmtree(self.dir, ignore_errors=True)
+
+    def _rewrite(self, paths: list[Path]) -> dict[Path, str]:
+        result = rewrite_api.rewrite_api(self.dir, paths, self.table.sites, self.config, self.jobs)
+        outcome = self.outcome
+        outcome.api_errors += [e for e in result.errors if e not in outcome.api_errors]
+        outcome.api_notes += [n for n in result.notes if n not in outcome.api_notes]
+        for rel, message in result.failures.items():
+            outcome.failures.setdefault(rel, message)
+        return result
+
+    def _verify(self, changed: dict[str, str], extracted_in: set[str]) -> None:
+        c_files = sorted(rel for rel in changed if rel.endswith(".c"))
+        self.progress(f"checking that {len(c_files)} changed C files still compile (gcc -fsyntax-only)")
+        with ThreadPoolExecutor(max_workers=max(1, self.jobs)) as pool:
+            results = dict(zip(c_files, pool.map(lambda rel: compiles(self.dir, rel, self.defines), c_files)))
+        for rel, (ok, error) in results.items():
+            if ok or not compiles(self.root, rel, self.defines)[0]:
+                continue  # compiles, or the original does not compile standalone either: nothing to compare
+            if rel in extracted_in and self._api_rewrite_alone(rel, changed):
+                for region in self.outcome.regions:
+                    if region["file"] == rel and region["status"] == "extracted":
+                        leave_hybrid(region, Reason.GENERATED_CODE_DOES_NOT_COMPILE, error)
+                self.progress(f"warning: {rel}: extracted code does not compile ({error}); regions left hybrid")
+                continue
+            changed.pop(rel, None)
+            _write(self.dir / rel, _read(self.root / rel))
+            self.outcome.unchanged[rel] = error
+            self.progress(f"warning: {rel}: transformed code does not compile ({error}); file left unchanged")
+
+    def _api_rewrite_alone(self, rel: str, changed: dict[str, str]) -> bool:
+        """Stages the original text with the API rewrite only; says whether that compiles."""
+        staged = self.dir / rel
+        _write(staged, _read(self.root / rel))
+        text = self._rewrite([staged]).get(staged)
+        if text is None:
+            return False
+        _write(staged, text)
+        if not compiles(self.dir, rel, self.defines)[0]:
+            return False
+        changed[rel] = text
+        return True
