@@ -1,0 +1,87 @@
+"""Every refusal reason has a fixture that asserts it (the clang-tidy/LibCST style: a refused
+pattern is a fixture that asserts the message).
+
+tests/fixtures/refusals/<reason>/input.c is a small program whose interesting region rclify must
+leave hybrid for that reason; expected.txt holds the facts the report must show for it:
+    line: 12            the region's lock line
+    reason: <reason>    the region's (first) reason
+    function: name      optional
+"""
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from rclify.regions import REASONS
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "refusals"
+CASES = sorted(p.name for p in FIXTURES.iterdir() if p.is_dir())
+
+# Reasons no input can produce, each with the evidence (where it is raised and why it cannot be
+# reached); they are exempt from the coverage test below.  Empty: every reason has a fixture.
+UNREACHABLE: set[str] = set()
+
+
+def expected(case: str) -> dict[str, str]:
+    facts = {}
+    for line in (FIXTURES / case / "expected.txt").read_text().splitlines():
+        if line.strip():
+            key, _, value = line.partition(":")
+            facts[key.strip()] = value.strip()
+    return facts
+
+
+def test_every_reason_has_a_fixture():
+    missing = sorted(set(REASONS) - set(CASES) - UNREACHABLE)
+    assert not missing, f"reasons without a tests/fixtures/refusals/<reason>/ folder: {missing}"
+
+
+def test_every_fixture_names_an_existing_reason():
+    unknown = sorted(set(CASES) - set(REASONS))
+    assert not unknown, f"fixture folders that name no key of REASONS: {unknown}"
+    for case in CASES:
+        assert expected(case).get("reason") == case, f"{case}/expected.txt: reason is not {case}"
+    assert not (UNREACHABLE - set(REASONS)), "UNREACHABLE names a reason that no longer exists"
+    assert not (UNREACHABLE & set(CASES)), "a reason listed as UNREACHABLE has a fixture after all"
+
+
+@pytest.mark.skipif(shutil.which("gcc") is None, reason="needs gcc")
+@pytest.mark.parametrize("case", CASES)
+def test_fixture_compiles(case):
+    proc = subprocess.run(["gcc", "-fsyntax-only", "-pthread", str(FIXTURES / case / "input.c")],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+
+
+@pytest.mark.skipif(shutil.which("spatch") is None, reason="spatch (coccinelle) not installed")
+@pytest.mark.parametrize("case", CASES)
+def test_region_is_left_hybrid_for_its_reason(case, tmp_path):
+    facts = expected(case)
+    tree = tmp_path / case
+    shutil.copytree(FIXTURES / case, tree, ignore=shutil.ignore_patterns("expected.txt"))
+    original = (tree / "input.c").read_bytes()
+    report = tmp_path / "r.json"
+    proc = subprocess.run(
+        [sys.executable, "-m", "rclify", "transform", str(tree), "--dry-run", "--report", str(report),
+         "-q", "-j", "1"],
+        cwd=ROOT, capture_output=True, text=True, timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert (tree / "input.c").read_bytes() == original, "--dry-run changed the input"
+    assert sorted(p.name for p in tree.iterdir()) == ["input.c"], "--dry-run wrote into the tree"
+    regions = json.loads(report.read_text())["regions"]
+    line = int(facts["line"])
+    found = [r for r in regions if r["file"] == "input.c" and r["line"] == line]
+    assert found, f"no region at input.c:{line}; regions at {[r['line'] for r in regions]}"
+    region = found[0]
+    assert region["status"] == "hybrid", f"input.c:{line} was {region['status']}, expected hybrid ({case})"
+    assert region["reason"] == facts["reason"], \
+        f"input.c:{line}: reason {region['reason']} ({region['why']}), other reasons {region['other_reasons']}"
+    assert region["reason"] in REASONS
+    if "function" in facts:
+        assert region["function"] == facts["function"]
