@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from rclify.regions import REASONS
+from rclify.transform.refusals import REASONS
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "refusals"
