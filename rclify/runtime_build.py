@@ -13,16 +13,23 @@ PROFILER_LIB = BUILD_DIR / "librclify_prof.so"
 PKGCONFIG_FILE = BUILD_DIR / "pkgconfig" / "rclify.pc"
 
 
-def build_runtime(quiet: bool = True) -> Path:
-    """Runs `make` in runtime/ (a no-op when up to date) and returns the static library's path."""
+def make(target: str, what: str, product: Path | None = None) -> str:
+    """`make -C runtime TARGET` (a no-op when up to date); `what` names it in errors.  Returns
+    make's output; fails when make does, or when `product` is then missing."""
     require(RUNTIME_DIR / "Makefile")
     if shutil.which("make") is None or shutil.which("gcc") is None:
-        raise ToolMissingError("building the runtime needs make and gcc: apt-get install build-essential")
-    proc = subprocess.run(["make", "-C", str(RUNTIME_DIR), "all"], capture_output=True, text=True)
-    if proc.returncode != 0:
-        raise BuildError(f"building the runtime failed:\n{proc.stdout[-2000:]}{proc.stderr[-4000:]}")
-    if not quiet and proc.stdout.strip():
-        print(proc.stdout, end="")
+        raise ToolMissingError(f"building {what} needs make and gcc: apt-get install build-essential")
+    proc = subprocess.run(["make", "-C", str(RUNTIME_DIR), target], capture_output=True, text=True)
+    if proc.returncode != 0 or (product is not None and not product.exists()):
+        raise BuildError(f"building {what} failed:\n{proc.stdout[-2000:]}{proc.stderr[-4000:]}")
+    return proc.stdout
+
+
+def build_runtime(quiet: bool = True) -> Path:
+    """Builds the runtime and the profiler; returns the static library's path."""
+    out = make("all", "the runtime")
+    if not quiet and out.strip():
+        print(out, end="")
     write_pkgconfig()
     return STATIC_LIB
 

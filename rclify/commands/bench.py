@@ -11,7 +11,7 @@ import argparse
 import subprocess
 
 from rclify import runtime_build, targets
-from rclify.errors import BuildError, UsageError
+from rclify.errors import UsageError
 
 TARGETS = ("locks", *targets.TARGETS)
 LOCKBENCH = runtime_build.BUILD_DIR / "bench" / "lockbench"
@@ -52,11 +52,7 @@ def lockbench_argv(args) -> list[str]:
 
 def build_lockbench() -> None:
     runtime_build.build_runtime()
-    proc = subprocess.run(
-        ["make", "-C", str(runtime_build.RUNTIME_DIR), "bench"], capture_output=True, text=True
-    )
-    if proc.returncode != 0 or not LOCKBENCH.exists():
-        raise BuildError(f"building the benchmarks failed:\n{proc.stdout[-2000:]}{proc.stderr[-4000:]}")
+    runtime_build.make("bench", "the benchmarks", LOCKBENCH)
 
 
 LOCKBENCH_FLAGS = ("duration", "repeat", "threads", "lines", "delay", "pin_clients", "json")

@@ -17,7 +17,8 @@ import clang.cindex as ci
 from rclify.ctext import cparse
 from rclify.ctext.cparse import ParsedFile
 from rclify.errors import ParseError
-from rclify.transform.regions import Region, find_regions
+from rclify.transform.region_bounds import find_regions
+from rclify.transform.regions import Region
 from rclify.transform.vocabulary import Vocabulary, add_macros, add_wrappers
 
 K = ci.CursorKind

@@ -1,4 +1,4 @@
-"""Finding critical regions in a function and deciding whether each can be extracted.
+"""Critical regions: what one is, and reading its statements to decide whether it can be extracted.
 
 A region starts at a lock statement and ends where the lock is released on every path: at the
 unlock statement in the same block, or at a statement all of whose paths release it (an `if`
@@ -15,8 +15,6 @@ from dataclasses import dataclass, field
 import clang.cindex as ci
 
 from rclify.ctext.cparse import ParsedFile, statement_range as stmt_range
-from rclify.ctext.preprocessor import splits_conditional
-from rclify.ctext.tokens import identifiers_used, tokenize
 from rclify.transform.refusals import Reason
 from rclify.transform.vocabulary import LockOp, Vocabulary, classify
 
@@ -24,8 +22,8 @@ K = ci.CursorKind
 
 HELD, RELEASED = "held", "released"
 _LOOPS = (K.FOR_STMT, K.WHILE_STMT, K.DO_STMT)
-_SETJMP = {"setjmp", "_setjmp", "sigsetjmp", "__sigsetjmp", "longjmp", "siglongjmp", "_longjmp"}
-_VA = {"va_start", "va_arg", "va_end", "va_copy", "__builtin_va_start", "__builtin_va_arg", "__builtin_va_end"}
+SETJMP = {"setjmp", "_setjmp", "sigsetjmp", "__sigsetjmp", "longjmp", "siglongjmp", "_longjmp"}
+VA = {"va_start", "va_arg", "va_end", "va_copy", "__builtin_va_start", "__builtin_va_arg", "__builtin_va_end"}
 
 
 @dataclass
@@ -117,7 +115,7 @@ class RegionAnalysis:
 
     def op_of(self, cursor: ci.Cursor) -> LockOp | None:
         start, end = stmt_range(self.parsed, cursor)
-        if _may_be_lock(cursor):
+        if may_be_lock(cursor):
             return classify(self.parsed.text(start, end), self.vocab)
         return None
 
@@ -144,7 +142,7 @@ class RegionAnalysis:
             self.problem(Reason.RETURN_WHILE_LOCKED, cursor)
             return set()
         if kind == K.GOTO_STMT:
-            self.gotos_held.append((_goto_label(cursor), cursor.extent.start.line))
+            self.gotos_held.append((goto_label(cursor), cursor.extent.start.line))
             return set()
         if kind == K.INDIRECT_GOTO_STMT:
             self.problem(Reason.COMPUTED_GOTO, cursor)
@@ -322,7 +320,7 @@ def _no_return(cursor: ci.Cursor) -> bool:
     return node.kind == K.CALL_EXPR and node.spelling in NO_RETURN
 
 
-def _goto_label(cursor: ci.Cursor) -> str:
+def goto_label(cursor: ci.Cursor) -> str:
     for child in cursor.get_children():
         if child.kind == K.LABEL_REF:
             return child.spelling
@@ -347,193 +345,7 @@ def _loop_is_infinite(cursor: ci.Cursor, children: list[ci.Cursor]) -> bool:
 
 # -- finding regions in a function ----------------------------------------------------------
 
-def find_regions(parsed: ParsedFile, function: ci.Cursor, vocab: Vocabulary) -> list[Region]:
-    """Every region of the function, outermost first, each with its problems (if any)."""
-    body = next((c for c in function.get_children() if c.kind == K.COMPOUND_STMT), None)
-    if body is None:
-        return []
-    regions: list[Region] = []
-    lock_statements: list[tuple[int, int]] = []  # blocks inside these are a macro's braces
-    for compound in (n for n in body.walk_preorder() if n.kind == K.COMPOUND_STMT):
-        if any(s <= compound.extent.start.offset < e for s, e in lock_statements):
-            continue
-        children = list(compound.get_children())
-        for i, child in enumerate(children):
-            inner = unlabeled(child)
-            start, end = stmt_range(parsed, inner)
-            op = classify(parsed.text(start, end), vocab) if _may_be_lock(inner) else None
-            if op is None:
-                if inner.kind == K.IF_STMT:
-                    trylock = _trylock_region_at(parsed, vocab, function, compound, inner)
-                    if trylock is not None:
-                        regions.append(trylock)
-                continue
-            lock_statements.append((start, end))
-            if op.kind == "unlock":
-                continue
-            region = _region_at(parsed, vocab, function, compound, children, i, op, compound == body)
-            regions.append(region)
-    _check_labels(parsed, function, regions)
-    _check_preprocessor(parsed, regions)
-    if parsed.has_errors_in(function):
-        for region in regions:
-            region.problems.insert(0, (Reason.PARSE_ERRORS, region.line))
-    return sorted(regions, key=lambda r: r.start)
 
-
-def _may_be_lock(cursor: ci.Cursor) -> bool:
+def may_be_lock(cursor: ci.Cursor) -> bool:
     return cursor.kind in (K.COMPOUND_STMT, K.DO_STMT, K.IF_STMT, K.UNEXPOSED_STMT, K.DECL_STMT) \
         or cursor.kind.is_expression()
-
-
-def _region_at(parsed: ParsedFile, vocab: Vocabulary, function: ci.Cursor, compound: ci.Cursor,
-               children: list[ci.Cursor], i: int, op: LockOp, is_function_body: bool) -> Region:
-    """The region a lock statement (children[i]) opens."""
-    lock_cursor = unlabeled(children[i])
-    start, lock_end = stmt_range(parsed, lock_cursor)
-    region = Region(parsed, function, compound, op, start, lock_end, lock_end, lock_end,
-                    lock_cursor.extent.start.line)
-    if op.kind == "trylock":
-        region.problems.append((Reason.TRYLOCK, region.line))
-        return region
-    following = children[i + 1 :]
-    if following and _checks_result(parsed, following[0], op):
-        region.lock_end = stmt_range(parsed, following[0])[1]  # dead once the runtime has the lock
-        following = following[1:]
-    reason = Reason.LOCK_UNLOCK_IN_DIFFERENT_FUNCTIONS if is_function_body else Reason.UNBALANCED_REGION
-    _close(parsed, vocab, region, following, reason)
-    return region
-
-
-def _checks_result(parsed: ParsedFile, cursor: ci.Cursor, op: LockOp) -> bool:
-    """`err = lock(&m); if (err) ...;` : is cursor that test (no else) of the result variable?"""
-    if not op.result or cursor.kind != K.IF_STMT or len(list(cursor.get_children())) != 2:
-        return False
-    var = op.result.split("=")[0].split()[-1].lstrip("*")
-    cond = [t.text for t in tokenize(parsed.text(*stmt_range(parsed, list(cursor.get_children())[0])))]
-    return cond in ([var], [var, "!=", "0"], ["(", var, ")"])
-
-
-def _trylock_region_at(parsed: ParsedFile, vocab: Vocabulary, function: ci.Cursor, compound: ci.Cursor,
-                       if_stmt: ci.Cursor) -> Region | None:
-    """`if (pthread_mutex_trylock(&m) == 0) { ...; unlock; ... } [else ...]`: the section is the
-    then-block up to its unlock; the rest of the block and the else branch run in the caller."""
-    children = list(if_stmt.get_children())
-    if len(children) < 2 or children[1].kind != K.COMPOUND_STMT:
-        return None
-    op = _trylock_condition(parsed, children[0], vocab)
-    if op is None:
-        return None
-    then = children[1]
-    start, end = stmt_range(parsed, if_stmt)
-    open_brace = then.extent.start.offset + 1
-    region = Region(parsed, function, compound, op, start, open_brace, open_brace, end,
-                    if_stmt.extent.start.line, is_trylock=True)
-    _close(parsed, vocab, region, list(then.get_children()), Reason.UNBALANCED_REGION)
-    # what stays in the caller: the then-block after the section, and the else branch
-    region.after = (region.body_end_stmt, then.extent.end.offset - 1)
-    if len(children) > 2:
-        region.otherwise = stmt_range(parsed, children[2])
-    region.end = end
-    return region
-
-
-def _trylock_condition(parsed: ParsedFile, cond: ci.Cursor, vocab: Vocabulary) -> LockOp | None:
-    tokens = tokenize(parsed.text(cond.extent.start.offset, cond.extent.end.offset))
-    texts = [t.text for t in tokens]
-    if texts[-2:] == ["==", "0"]:
-        call = tokens[:-2]
-    elif texts[:2] == ["0", "=="]:
-        call = tokens[2:]
-    elif texts[:1] == ["!"]:
-        call = tokens[1:]
-    else:
-        return None
-    if not call:
-        return None
-    op = classify(parsed.text(cond.extent.start.offset + call[0].start, cond.extent.start.offset + call[-1].end), vocab)
-    return op if op is not None and op.kind == "trylock" else None
-
-
-def _close(parsed: ParsedFile, vocab: Vocabulary, region: Region, following: list[ci.Cursor],
-           unended_reason: Reason) -> None:
-    """Walks the statements after the lock until it is released on every path; records the
-    region's end, its exits and its problems."""
-    op = region.lock
-    analysis = RegionAnalysis(parsed, vocab, op.key)
-    ended = False
-    for child in following:
-        if child.kind in (K.CASE_STMT, K.DEFAULT_STMT):
-            analysis.problem(Reason.LABEL_IN_REGION, child)
-            break
-        inner = unlabeled(child)
-        child_op = analysis.op_of(inner)
-        if child_op is not None and child_op.key == op.key and child_op.kind == "unlock":
-            region.body_end, region.end = stmt_range(parsed, child)[0], stmt_range(parsed, inner)[1]
-            region.end_result = child_op.result
-            ended = True
-            break
-        states = analysis.stmt(child)
-        if states == {RELEASED} or not states:
-            region.body_end = region.end = stmt_range(parsed, child)[1]
-            ended = True
-            break
-        if RELEASED in states:
-            break  # unbalanced: already reported
-    if not ended and not analysis.problems:
-        analysis.problems.append((unended_reason, region.line))
-    if not ended:
-        region.body_end = region.end = region.lock_end
-    region.body_end_stmt = region.end
-    if analysis.other_locks:
-        analysis.problems.append((Reason.HAND_OVER_HAND, region.line))
-    names = identifiers_used(parsed.text(region.lock_end, region.body_end))
-    if names & _SETJMP:
-        analysis.problems.append((Reason.SETJMP, region.line))
-    if names & _VA:
-        analysis.problems.append((Reason.VA_LIST, region.line))
-    for label, line in analysis.gotos_held:
-        target = _label_offset(region.function, label)
-        if target is None or not (region.lock_end <= target < region.body_end):
-            analysis.problems.append((Reason.JUMP_OUT_WHILE_LOCKED, line))
-    region.exits = analysis.exits
-    region.problems = _unique(analysis.problems)
-
-
-def _label_offset(function: ci.Cursor, label: str) -> int | None:
-    for node in function.walk_preorder():
-        if node.kind == K.LABEL_STMT and node.spelling == label:
-            return node.extent.start.offset
-    return None
-
-
-def _check_labels(parsed: ParsedFile, function: ci.Cursor, regions: list[Region]) -> None:
-    """A label inside a region must not be the target of a goto from outside it."""
-    labels = {n.spelling: n.extent.start.offset for n in function.walk_preorder() if n.kind == K.LABEL_STMT}
-    gotos = [(n.extent.start.offset, _goto_label(n)) for n in function.walk_preorder() if n.kind == K.GOTO_STMT]
-    for region in regions:
-        for goto_at, label in gotos:
-            target = labels.get(label)
-            if target is None:
-                continue
-            inside = region.lock_end <= target < region.body_end
-            in_tail = any(e.tail_start <= goto_at < e.tail_end for e in region.exits)  # runs unlocked
-            from_inside = region.lock_end <= goto_at < region.body_end and not in_tail
-            if inside and not from_inside:
-                region.problems.append((Reason.LABEL_TARGETED_FROM_OUTSIDE, region.line))
-                break
-
-
-def _check_preprocessor(parsed: ParsedFile, regions: list[Region]) -> None:
-    for region in regions:
-        if splits_conditional(parsed.text(region.start, region.end)):
-            region.problems.append((Reason.PREPROCESSOR_CONDITIONAL, region.line))
-
-
-def _unique(problems: list[tuple[str, int]]) -> list[tuple[str, int]]:
-    seen, out = set(), []
-    for p in problems:
-        if p not in seen:
-            seen.add(p)
-            out.append(p)
-    return out

@@ -1,0 +1,291 @@
+"""The preload profiler's raw records (runtime/profiler/preload.c) turned into profile.json's lock
+entries: records grouped by allocation site, addresses resolved to variables and source lines
+through the program's symbols, counts and cache misses summed."""
+
+import re
+from collections import defaultdict
+from dataclasses import dataclass, field
+from math import gcd
+from pathlib import Path
+
+from rclify.profiling import symbols as syms
+from rclify.profiling.format import CACHE_EVENTS, FORMAT, VERSION, cs_time_pct, status_text
+
+MUTEX_SIZE = 40  # sizeof(pthread_mutex_t) on x86-64/aarch64 glibc
+
+# ---- the raw file of the preload library --------------------------------------------------------
+
+
+@dataclass
+class RawLock:
+    rec: int
+    addr: int
+    site: int
+    kind: str  # "s" static, "i" pthread_mutex_init
+    destroyed: bool
+    acq: int
+    contended: int
+    wait_ns: int
+    hold_ns: int
+    cs_measured: int
+    misses: list[int]
+    nested: list[int]
+
+
+@dataclass
+class Raw:
+    pid: int = 0
+    exe: str = ""
+    start_ns: int = 0
+    now_ns: int = 0
+    cache: str = "unavailable"
+    threads: int = 0
+    thread_ns: int = 0
+    untracked: int = 0
+    locks: list[RawLock] = field(default_factory=list)
+    maps: list[str] = field(default_factory=list)
+    end: str | None = None  # "exit", "signal N", "snapshot"; None when the file was cut short
+
+
+def parse_raw(text: str) -> Raw:
+    raw = Raw()
+    in_maps = False
+    for line in text.splitlines():
+        if in_maps:
+            if line == "maps-end":
+                in_maps = False
+            else:
+                raw.maps.append(line)
+            continue
+        word, _, rest = line.partition(" ")
+        try:
+            if word == "pid":
+                raw.pid = int(rest)
+            elif word == "exe":
+                raw.exe = rest
+            elif word == "start_ns":
+                raw.start_ns = int(rest)
+            elif word == "now_ns":
+                raw.now_ns = int(rest)
+            elif word == "cache":
+                raw.cache = rest
+            elif word == "threads":
+                raw.threads, raw.thread_ns = (int(x) for x in rest.split())
+            elif word == "untracked":
+                raw.untracked = int(rest)
+            elif word == "lock":
+                f = rest.split()
+                nested = [] if f[12] == "-" else [int(x) for x in f[12].split(",")]
+                raw.locks.append(
+                    RawLock(int(f[0]), int(f[1], 16), int(f[2], 16), f[3], f[4] == "1",
+                            *(int(x) for x in f[5:10]), [int(f[10]), int(f[11])], nested)
+                )
+            elif word == "maps-begin":
+                in_maps = True
+            elif word == "end":
+                raw.end = rest
+        except (ValueError, IndexError):
+            break  # a line cut short: what came before stands
+    return raw
+
+
+# ---- from raw records to lock entries ----------------------------------------------------------
+
+
+@dataclass
+class _Group:
+    lock_id: str
+    name: str
+    kind: str
+    site: str | None = None
+    expression: str | None = None
+    symbol: str | None = None
+    members: list[tuple[RawLock, str]] = field(default_factory=list)  # (record, element name)
+
+
+def build_profile(raw: Raw, program: Path, args: list[str], status: int, wall_ns: int) -> dict:
+    objects = syms.loaded_objects(raw.maps)
+    exe = Path(raw.exe) if raw.exe else program
+    main_obj = next((o for o in objects if Path(o.path) == exe), None)
+    groups: dict[str, _Group] = {}
+    group_of_rec: dict[int, str] = {}
+
+    init_locks = [l for l in raw.locks if l.kind == "i"]
+    sites = _resolve_sites({l.site for l in init_locks}, objects, main_obj)
+    for lock in raw.locks:
+        obj = syms.object_at(objects, lock.addr)
+        var = _variable_at(obj, lock.addr, main_obj) if obj else None
+        if lock.kind == "i":
+            site_id, site_name, expression = sites[lock.site]
+            group = groups.setdefault(site_id, _Group(site_id, site_name, "init", site=site_id, expression=expression))
+            element = var[1] if var else f"heap {lock.addr:#x}"
+        elif var:
+            sym_id, element, sym = var
+            group = groups.setdefault(sym_id, _Group(sym_id, sym_id, "static", symbol=sym.name))
+        else:
+            anon = f"anonymous@{lock.addr:#x}"
+            group = groups.setdefault(anon, _Group(anon, f"lock at {lock.addr:#x}, no init call, no symbol", "static"))
+            element = anon
+        group.members.append((lock, element))
+        group_of_rec[lock.rec] = group.lock_id
+
+    _name_array_elements(groups.values())
+    total = raw.thread_ns
+    cache_ok = raw.cache == "available"
+    locks = [_lock_entry(g, group_of_rec, total, cache_ok) for g in groups.values()]
+    locks.sort(key=lambda l: (-l["cs_time_pct"], l["id"]))
+
+    partial_reason = None
+    if status < 0:
+        partial_reason = f"the program was killed by {status_text(status)}"
+    elif raw.end != "exit":
+        partial_reason = "the program ended without running its exit handlers (_exit, exec, or a kill)"
+    return {
+        "format": FORMAT,
+        "version": VERSION,
+        "source": "preload",
+        "program": str(program),
+        "args": list(args),
+        "profiled_process": raw.exe or str(program),
+        "pid": raw.pid,
+        "exit_status": status_text(status),
+        "partial": partial_reason is not None,
+        "partial_reason": partial_reason,
+        "threads": raw.threads,
+        "wall_ns": wall_ns,
+        "total_thread_ns": total,
+        "cache_counters": {"events": CACHE_EVENTS} if cache_ok else _unavailable(raw.cache),
+        "untracked_acquisitions": raw.untracked,
+        "locks": locks,
+    }
+
+
+def _unavailable(cache: str) -> str:
+    why = cache.removeprefix("unavailable").strip() or "no reason given"
+    return f"unavailable on this machine ({why})"
+
+
+def _variable_at(obj: syms.LoadedObject, addr: int, main_obj) -> tuple[str, str, syms.Symbol] | None:
+    """(group id, element name, symbol) of the data symbol holding the lock at addr."""
+    sym = syms.symbols(obj.path).data_at(addr - obj.bias)
+    if not sym:
+        return None
+    prefix = f"{Path(sym.file).name}:" if sym.file else ("" if obj is main_obj else f"{obj.name}:")
+    offset = addr - obj.bias - sym.value
+    element = sym.name if offset == 0 and sym.size <= MUTEX_SIZE else f"{sym.name}+{offset:#x}"
+    return prefix + sym.name, element, sym
+
+
+def _resolve_sites(addrs, objects, main_obj) -> dict[int, tuple[str, str, str | None]]:
+    """init return address -> (site id, readable name, source expression of the lock)."""
+    by_obj: dict[str, list[int]] = defaultdict(list)
+    result = {}
+    for addr in addrs:
+        obj = syms.object_at(objects, addr)
+        if obj is None:
+            result[addr] = (f"init@{addr:#x}", f"pthread_mutex_init called from {addr:#x} (no object)", None)
+        else:
+            by_obj[obj.path].append(addr)
+    for path, addrs_here in by_obj.items():
+        obj = next(o for o in objects if o.path == path)
+        call = {a: a - obj.bias - 1 for a in addrs_here}  # -1: inside the call instruction
+        found = syms.code_sites(path, list(call.values()))
+        for addr in addrs_here:
+            site = found.get(call[addr])
+            if site:
+                site_id = f"{Path(site.file).name}:{site.line}"
+                where = f" in {site.function}()" if site.function else ""
+                expression = _init_expression(site.file, site.line)
+                result[addr] = (site_id, f"pthread_mutex_init{where} at {site.file}:{site.line}", expression)
+                continue
+            func = syms.symbols(path).func_at(call[addr])
+            prefix = "" if obj is main_obj else f"{obj.name}:"
+            if func:
+                site_id = f"{prefix}{func.name}+{call[addr] + 1 - func.value:#x}"
+            else:
+                site_id = f"{obj.name}+{call[addr] + 1:#x}"
+            result[addr] = (site_id, f"pthread_mutex_init called from {site_id} (no debug info: build with -g)", None)
+    return result
+
+
+_INIT_CALL = re.compile(r"pthread_mutex_init\s*\(\s*(?P<arg>[^,]+?)\s*,")
+
+
+def _init_expression(file: str, line: int) -> str | None:
+    """The lock argument of the pthread_mutex_init call at file:line, when the source is there."""
+    try:
+        lines = Path(file).read_text(errors="replace").splitlines()
+    except OSError:
+        return None
+    text = " ".join(lines[max(0, line - 1) : line + 2])
+    m = _INIT_CALL.search(text)
+    return m.group("arg") if m else None
+
+
+def _name_array_elements(groups) -> None:
+    """Elements of one symbol at a regular stride are named like array elements: locks[3]."""
+    for g in groups:
+        offsets = []
+        for lock, element in g.members:
+            m = re.fullmatch(r"(\w+)\+0x([0-9a-f]+)", element)
+            if not m:
+                break
+            offsets.append((m.group(1), int(m.group(2), 16)))
+        if len(offsets) != len(g.members) or len({n for n, _ in offsets}) != 1 or len(offsets) < 2:
+            continue
+        values = sorted({o for _, o in offsets})
+        stride = 0
+        for a, b in zip(values, values[1:]):
+            stride = gcd(stride, b - a)
+        if stride < MUTEX_SIZE or values[0] % stride:
+            continue
+        g.members = [(lock, f"{name}[{off // stride}]") for (lock, _), (name, off) in zip(g.members, offsets)]
+
+
+def _counts(records: list[RawLock]) -> dict:
+    acq = sum(r.acq for r in records)
+    return {
+        "acquisitions": acq,
+        "contended": sum(r.contended for r in records),
+        "wait_ns": sum(r.wait_ns for r in records),
+        "hold_ns": sum(r.hold_ns for r in records),
+    }
+
+
+def _misses(records: list[RawLock], cache_ok: bool):
+    measured = sum(r.cs_measured for r in records)
+    if not cache_ok or not measured:
+        return None
+    return {ev: round(sum(r.misses[i] for r in records) / measured, 2) for i, ev in enumerate(CACHE_EVENTS)}
+
+
+def _lock_entry(g: _Group, group_of_rec: dict[int, str], total: int, cache_ok: bool) -> dict:
+    records = [lock for lock, _ in g.members]
+    counts = _counts(records)
+    nested_in = sorted({group_of_rec[n] for r in records for n in r.nested if n in group_of_rec} - {g.lock_id})
+    entry = {"id": g.lock_id, "name": g.name, "kind": g.kind}
+    if g.site:
+        entry["site"] = g.site
+    if g.expression:
+        entry["expression"] = g.expression
+    if g.symbol:
+        entry["symbol"] = g.symbol
+    entry.update(counts)
+    entry["cs_time_pct"] = cs_time_pct(counts, total)
+    entry["cache_misses_per_cs"] = _misses(records, cache_ok)
+    entry["nested_in"] = nested_in
+    entry["self_nested"] = any(group_of_rec.get(n) == g.lock_id and n != r.rec for r in records for n in r.nested)
+    elements = defaultdict(list)
+    for lock, element in g.members:
+        elements[element].append(lock)
+    if len(elements) > 1 or len(records) > 1:
+        entry["elements"] = sorted(
+            (
+                {"name": name, **_counts(recs), "cs_time_pct": cs_time_pct(_counts(recs), total)}
+                for name, recs in elements.items()
+            ),
+            key=lambda e: -e["cs_time_pct"],
+        )
+    else:
+        entry["elements"] = None
+    return entry
