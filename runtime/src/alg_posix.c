@@ -6,7 +6,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "runtime.h"
+#include "core/runtime.h"
 
 static int posix_init(rcl_mutex_t *m)
 {

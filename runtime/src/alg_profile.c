@@ -26,8 +26,8 @@
 #include <unistd.h>
 
 #include "../profiler/prof_common.h"
-#include "atomics.h"
-#include "runtime.h"
+#include "core/atomics.h"
+#include "core/runtime.h"
 
 #define PROF_MAX_NESTED 6
 #define PROF_MAX_HELD 64

@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rcl_internal.h"
+#include "rcl/rcl_internal.h"
 
 /* Client wait: spin with pause this many times, then yield at each check. */
 #define CLIENT_SPINS 64

@@ -15,7 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "runtime.h"
+#include "core/runtime.h"
 
 struct rcl_settings rcl_settings = { .stats = 0, .fifo = 0, .idle_us = 200, .mgr_us = 5000 };
 

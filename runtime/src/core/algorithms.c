@@ -6,7 +6,7 @@
  */
 #include <stddef.h>
 
-#include "lock_ops.h"
+#include "core/lock_ops.h"
 
 extern const struct rcl_lock_ops rcl_ops_posix;
 extern const struct rcl_lock_ops rcl_ops_rcl;

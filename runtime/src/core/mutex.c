@@ -8,8 +8,8 @@
 #include <sched.h>
 #include <string.h>
 
-#include "atomics.h"
-#include "runtime.h"
+#include "core/atomics.h"
+#include "core/runtime.h"
 
 static const struct rcl_lock_ops *ops_of(int alg)
 {
