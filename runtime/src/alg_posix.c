@@ -65,7 +65,6 @@ static int posix_execute_trylock(rcl_mutex_t *m, rcl_cs_fn fn, void *ctx)
 }
 
 const struct rcl_lock_ops rcl_ops_posix = {
-    .name = "posix",
     .init = posix_init,
     .destroy = posix_destroy,
     .lock = posix_lock,

@@ -533,7 +533,6 @@ static void profile_print_stats(rcl_mutex_t *m, int fd)
 }
 
 const struct rcl_lock_ops rcl_ops_profile = {
-    .name = "profile",
     .init = profile_init,
     .destroy = profile_destroy,
     .lock = profile_lock,

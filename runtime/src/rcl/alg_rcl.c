@@ -394,7 +394,6 @@ void rcl_locks_print_stats(int fd)
 }
 
 const struct rcl_lock_ops rcl_ops_rcl = {
-    .name = "rcl",
     .init = remote_init,
     .destroy = remote_destroy,
     .lock = remote_lock,
