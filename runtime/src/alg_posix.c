@@ -3,9 +3,6 @@
  * rcl_mutex_lock/unlock/trylock and rcl_execute come here only on a lock's first use: once it is
  * resolved, the inline fast paths in rclify.h call pthread directly.
  */
-#include <errno.h>
-#include <string.h>
-
 #include "core/runtime.h"
 
 static int posix_init(rcl_mutex_t *m)
@@ -32,14 +29,6 @@ static int posix_trylock(rcl_mutex_t *m)
 static int posix_unlock(rcl_mutex_t *m)
 {
     return pthread_mutex_unlock(&m->posix);
-}
-
-/* Called by the inline fast path of rcl_execute_sized (rclify.h) when pthread_mutex_lock fails. */
-void rcl_execute_lock_failed(rcl_mutex_t *m, int err)
-{
-    rcl_fatal("lock %s (posix): pthread_mutex_lock failed inside rcl_execute: %s; "
-              "an extracted critical section cannot run without its lock",
-              rcl_lock_name(m), strerror(err));
 }
 
 /* Reached only on a lock's first use (the inline fast path takes over once it is resolved). */
