@@ -25,12 +25,15 @@
 extern "C" {
 #endif
 
-/* Algorithms.  Adding one: a value here, a name in runtime/src/algorithms.c, one source file. */
+/*
+ * Algorithms: RCL_ALG_POSIX = 1, RCL_ALG_RCL = 2, RCL_ALG_PROFILE = 3, ... one per line of
+ * rclify/algorithms.def (next to this header), which also says how to add one.
+ */
 enum rcl_algorithm {
     RCL_ALG_UNRESOLVED = 0, /* statically initialised, not used yet: resolved on first use */
-    RCL_ALG_POSIX = 1,      /* plain pthread mutex: the default, zero overhead */
-    RCL_ALG_RCL = 2,        /* Remote Core Locking: sections run on a server thread */
-    RCL_ALG_PROFILE = 3,    /* pthread mutex with per-lock measurements (rclify profile) */
+#define RCL_ALGORITHM(ENUM, name, description) RCL_ALG_##ENUM,
+#include "rclify/algorithms.def"
+#undef RCL_ALGORITHM
     RCL_ALG_COUNT
 };
 

@@ -3,10 +3,7 @@
  * rcl_mutex_lock/unlock/trylock and rcl_execute come here only on a lock's first use: once it is
  * resolved, the inline fast paths in rclify.h call pthread directly.
  */
-#include <errno.h>
-#include <string.h>
-
-#include "runtime.h"
+#include "core/runtime.h"
 
 static int posix_init(rcl_mutex_t *m)
 {
@@ -34,14 +31,6 @@ static int posix_unlock(rcl_mutex_t *m)
     return pthread_mutex_unlock(&m->posix);
 }
 
-/* Called by the inline fast path of rcl_execute_sized (rclify.h) when pthread_mutex_lock fails. */
-void rcl_execute_lock_failed(rcl_mutex_t *m, int err)
-{
-    rcl_fatal("lock %s (posix): pthread_mutex_lock failed inside rcl_execute: %s; "
-              "an extracted critical section cannot run without its lock",
-              rcl_lock_name(m), strerror(err));
-}
-
 /* Reached only on a lock's first use (the inline fast path takes over once it is resolved). */
 static int posix_execute(rcl_mutex_t *m, rcl_cs_fn fn, void *ctx, size_t ctx_size)
 {
@@ -65,7 +54,6 @@ static int posix_execute_trylock(rcl_mutex_t *m, rcl_cs_fn fn, void *ctx)
 }
 
 const struct rcl_lock_ops rcl_ops_posix = {
-    .name = "posix",
     .init = posix_init,
     .destroy = posix_destroy,
     .lock = posix_lock,

@@ -26,8 +26,8 @@
 #include <unistd.h>
 
 #include "../profiler/prof_common.h"
-#include "atomics.h"
-#include "runtime.h"
+#include "core/atomics.h"
+#include "core/runtime.h"
 
 #define PROF_MAX_NESTED 6
 #define PROF_MAX_HELD 64
@@ -533,7 +533,6 @@ static void profile_print_stats(rcl_mutex_t *m, int fd)
 }
 
 const struct rcl_lock_ops rcl_ops_profile = {
-    .name = "profile",
     .init = profile_init,
     .destroy = profile_destroy,
     .lock = profile_lock,

@@ -6,7 +6,7 @@
  *     it outside any lock and runs a section on B after each read;
  *   - many short sections each writing one byte to a pipe and sleeping 100 us, from 3 threads,
  *     alongside 2 threads running plain sections on another lock of the server: exact counts.
- * With every algorithm (posix, rcl, profile).
+ * With every registered algorithm (FOR_EACH_ALG).
  */
 #include "test_util.h"
 

@@ -1,5 +1,5 @@
 /*
- * Section contexts and return values, with every algorithm (posix, rcl, profile):
+ * Section contexts and return values, with every registered algorithm (FOR_EACH_ALG):
  *   - RCL_EXECUTE / rcl_execute_sized with every context size from 1 to 300 bytes, then larger ones
  *     up to 64 KiB: the section sees exactly the caller's bytes and the caller sees exactly what
  *     the section wrote (the runtime may copy a small context into the mailbox and back);

@@ -1,5 +1,5 @@
 /*
- * Lock lifecycles, with every algorithm (posix, rcl, profile):
+ * Lock lifecycles, with every registered algorithm (FOR_EACH_ALG):
  *   - statically initialised locks whose first use is a race: 6 threads released at once onto a
  *     fresh RCL_MUTEX_INITIALIZER lock, 20 times; exact counts;
  *   - a lock on the stack created, used by 2 threads and destroyed, 200 times in a row at the same
@@ -31,7 +31,11 @@ static int cs_inc(void *p)
             RCL_MUTEX_INITIALIZER(CFG(alg)), RCL_MUTEX_INITIALIZER(CFG(alg)), RCL_MUTEX_INITIALIZER(CFG(alg)), \
             RCL_MUTEX_INITIALIZER(CFG(alg)), RCL_MUTEX_INITIALIZER(CFG(alg)),                      \
     }
-static rcl_mutex_t statics[T_NALGS][NSTATIC] = { ROW(RCL_ALG_POSIX), ROW(RCL_ALG_RCL), ROW(RCL_ALG_PROFILE) };
+static rcl_mutex_t statics[T_NALGS][NSTATIC] = {
+#define RCL_ALGORITHM(ENUM, name, description) ROW(RCL_ALG_##ENUM),
+#include "rclify/algorithms.def"
+#undef RCL_ALGORITHM
+};
 static rcl_mutex_t *racing;
 
 static void first_use(int index, void *arg)

@@ -1,5 +1,6 @@
 /*
- * Recursive and error-checking locks (pthread mutexattr kinds), on every algorithm (posix, rcl, profile):
+ * Recursive and error-checking locks (pthread mutexattr kinds), on every registered algorithm
+ * (FOR_EACH_ALG):
  *   - recursive: relock and trylock by the holder in hybrid mode; inside an extracted section,
  *     relocking the section's own lock (hybrid) and nesting rcl_execute on it, several levels;
  *     a multi-threaded count through nested relocks; RCL_RECURSIVE_MUTEX_INITIALIZER;
@@ -173,14 +174,16 @@ static void check_destroy_busy(int kind, int alg, const char *alg_name)
 /* ---- static initializers ---- */
 
 static rcl_mutex_t static_rec[T_NALGS] = {
-    RCL_RECURSIVE_MUTEX_INITIALIZER(RCL_LOCK_CONFIG("mutex_kinds.c:static_rec_posix", RCL_ALG_POSIX, 0, -1)),
-    RCL_RECURSIVE_MUTEX_INITIALIZER(RCL_LOCK_CONFIG("mutex_kinds.c:static_rec_rcl", RCL_ALG_RCL, 0, -1)),
-    RCL_RECURSIVE_MUTEX_INITIALIZER(RCL_LOCK_CONFIG("mutex_kinds.c:static_rec_profile", RCL_ALG_PROFILE, 0, -1)),
+#define RCL_ALGORITHM(ENUM, name, description) \
+    RCL_RECURSIVE_MUTEX_INITIALIZER(RCL_LOCK_CONFIG("mutex_kinds.c:static_rec_" #name, RCL_ALG_##ENUM, 0, -1)),
+#include "rclify/algorithms.def"
+#undef RCL_ALGORITHM
 };
 static rcl_mutex_t static_err[T_NALGS] = {
-    RCL_ERRORCHECK_MUTEX_INITIALIZER(RCL_LOCK_CONFIG("mutex_kinds.c:static_err_posix", RCL_ALG_POSIX, 0, -1)),
-    RCL_ERRORCHECK_MUTEX_INITIALIZER(RCL_LOCK_CONFIG("mutex_kinds.c:static_err_rcl", RCL_ALG_RCL, 0, -1)),
-    RCL_ERRORCHECK_MUTEX_INITIALIZER(RCL_LOCK_CONFIG("mutex_kinds.c:static_err_profile", RCL_ALG_PROFILE, 0, -1)),
+#define RCL_ALGORITHM(ENUM, name, description) \
+    RCL_ERRORCHECK_MUTEX_INITIALIZER(RCL_LOCK_CONFIG("mutex_kinds.c:static_err_" #name, RCL_ALG_##ENUM, 0, -1)),
+#include "rclify/algorithms.def"
+#undef RCL_ALGORITHM
 };
 
 /* ---- child: rcl_execute on a recursive lock held (hybrid) by the caller ---- */

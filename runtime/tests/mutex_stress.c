@@ -219,8 +219,11 @@ static void stress(rcl_mutex_t *m, enum form form, const char *what)
             RCL_MUTEX_INITIALIZER(CFG_STATIC(alg)), RCL_MUTEX_INITIALIZER(CFG_STATIC(alg)),        \
             RCL_MUTEX_INITIALIZER(CFG_STATIC(alg)),                                                \
     }
-static rcl_mutex_t static_locks[T_NALGS][NFORMS] = { STATIC_ROW(RCL_ALG_POSIX), STATIC_ROW(RCL_ALG_RCL),
-                                                     STATIC_ROW(RCL_ALG_PROFILE) };
+static rcl_mutex_t static_locks[T_NALGS][NFORMS] = {
+#define RCL_ALGORITHM(ENUM, name, description) STATIC_ROW(RCL_ALG_##ENUM),
+#include "rclify/algorithms.def"
+#undef RCL_ALGORITHM
+};
 
 static void run_zero_filled(int want_alg)
 {
@@ -245,8 +248,9 @@ static int child_env_rcl(void)
           rcl_algorithm_name(rcl_mutex_algorithm(&m)));
     stress(&m, F_MIXED, "init'd posix, env rcl");
     CHECK_EQ(rcl_mutex_destroy(&m), 0, "rcl_mutex_destroy");
-    stress(&static_locks[0][F_MIXED], F_MIXED, "static posix, env rcl");
-    CHECK(rcl_mutex_algorithm(&static_locks[0][F_MIXED]) == RCL_ALG_RCL, "static lock not moved to rcl by RCLIFY_LOCKS");
+    rcl_mutex_t *static_posix = &static_locks[T_ALG_ROW(RCL_ALG_POSIX)][F_MIXED];
+    stress(static_posix, F_MIXED, "static posix, env rcl");
+    CHECK(rcl_mutex_algorithm(static_posix) == RCL_ALG_RCL, "static lock not moved to rcl by RCLIFY_LOCKS");
     run_zero_filled(RCL_ALG_RCL);
     return t_done();
 }

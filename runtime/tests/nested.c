@@ -1,12 +1,14 @@
 /*
  * Nested critical sections, always taken in the same order (outer, then inner):
- *   - rcl_execute inside rcl_execute, both locks on server 0 (paper: nested RCL on one server);
+ *   - both locks on one algorithm, for every registered algorithm (under rcl: both on server 0,
+ *     the paper's nested RCL on one server);
  *   - the same with the inner lock on server 1 (a section on server 0 is a client of server 1);
  *   - a hybrid lock/unlock of the inner lock inside an extracted section, and an extracted section
  *     inside a hybrid one;
  *   - rcl outer with a posix inner and the reverse;
  *   - three levels across both servers;
- *   - a condvar wait inside an inner section on server 1 nested in an outer one on server 0.
+ *   - a condvar wait inside an inner section on server 1 nested in an outer one on server 0 (every
+ *     registered algorithm).
  * 4 threads, exact counts of both the outer and the inner data.
  */
 #include "test_util.h"
@@ -177,15 +179,19 @@ int main(int argc, char **argv)
 {
     t_init(argc, argv, "nested");
     for (int s = EXEC_EXEC; s <= HYBRID_EXEC; s++) {
-        run(RCL_ALG_POSIX, 0, RCL_ALG_POSIX, 0, (enum shape)s, 0);
-        run(RCL_ALG_RCL, 0, RCL_ALG_RCL, 0, (enum shape)s, 0);
+        FOR_EACH_ALG(a)
+        {
+            run(a->alg, 0, a->alg, 0, (enum shape)s, 0);
+        }
         run(RCL_ALG_RCL, 0, RCL_ALG_RCL, 1, (enum shape)s, 0);
         run(RCL_ALG_RCL, 0, RCL_ALG_POSIX, 0, (enum shape)s, 0);
         run(RCL_ALG_POSIX, 0, RCL_ALG_RCL, 1, (enum shape)s, 0);
     }
     run(RCL_ALG_RCL, 0, RCL_ALG_RCL, 1, EXEC_EXEC, 1);
     run(RCL_ALG_RCL, 1, RCL_ALG_RCL, 0, EXEC_EXEC, 1);
-    cond_in_nested(RCL_ALG_POSIX);
-    cond_in_nested(RCL_ALG_RCL);
+    FOR_EACH_ALG(a)
+    {
+        cond_in_nested(a->alg);
+    }
     return t_done();
 }

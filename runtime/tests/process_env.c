@@ -277,7 +277,21 @@ int main(int argc, char **argv)
     static const char *const w4[] = { "[items.c:cache_lock=rcl]", "[slabs.c:slabs_lock=rcl]", "[anonymous=rcl]", NULL };
     check_good_locks("*=rcl:1@0", w4);
 
+    /* Every registered name is accepted, and the message for an unknown one lists them all. */
+    char every_name[256] = "unknown algorithm (expected one of ";
+    FOR_EACH_ALG(a)
+    {
+        char spec[64], lock_a[80], anonymous[80];
+        snprintf(spec, sizeof spec, "*=%s", a->name);
+        snprintf(lock_a, sizeof lock_a, "[items.c:cache_lock=%s]", a->name);
+        snprintf(anonymous, sizeof anonymous, "[anonymous=%s]", a->name);
+        const char *const want[] = { lock_a, anonymous, NULL };
+        check_good_locks(spec, want);
+        size_t len = strlen(every_name);
+        snprintf(every_name + len, sizeof every_name - len, "%s%s", a->name, a + 1 < t_algs + T_NALGS ? ", " : ")");
+    }
     check_bad_locks("*=bogus", "*=bogus");
+    check_bad_locks("*=bogus", every_name);
     check_bad_locks("items.c:cache_lock=rcl,slabs.c:x=nosuch", "slabs.c:x=nosuch");
     check_bad_locks("justaname", "justaname");
     check_bad_locks("*=rcl:64", "*=rcl:64");

@@ -1,8 +1,8 @@
 /*
  * Signals interrupting clients and servicing threads: a thread sends SIGUSR1 (handler installed
  * without SA_RESTART, so blocking calls see EINTR) to every client thread about every 200 us while
- * they run sections (extracted and hybrid) and producer/consumer condvar waits, with every algorithm
- * (posix, rcl, profile).  Counts must be exact, no call may fail with EINTR, and nothing may hang.
+ * they run sections (extracted and hybrid) and producer/consumer condvar waits, with every
+ * registered algorithm (FOR_EACH_ALG).  Counts must be exact, no call may fail with EINTR, and nothing may hang.
  * The servers' own threads are hit too: the signal is also sent to the whole process.
  */
 #include "test_util.h"

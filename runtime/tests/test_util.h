@@ -178,20 +178,31 @@ static inline void t_wait_flag(int *flag, int value)
     }
 }
 
-/* The algorithms every test loops over, as per-lock configurations. */
+/*
+ * The algorithms every test loops over: every one registered in rclify/algorithms.def, in enum
+ * order, so a new algorithm is tested without editing the tests.  Tests with statically
+ * initialised locks keep one row per algorithm in the same order, written with the registry too:
+ *     static rcl_mutex_t rows[T_NALGS] = {
+ *     #define RCL_ALGORITHM(ENUM, name, description) ROW(RCL_ALG_##ENUM),
+ *     #include "rclify/algorithms.def"
+ *     #undef RCL_ALGORITHM
+ *     };
+ * and find an algorithm's row with T_ALG_INDEX(a), or T_ALG_ROW(RCL_ALG_x).
+ */
 struct t_alg {
     const char *name;
     int alg;
 };
-/* Tests with statically initialised locks keep one per algorithm, in this order. */
 static const struct t_alg t_algs[] __attribute__((unused)) = {
-    { "posix", RCL_ALG_POSIX },
-    { "rcl", RCL_ALG_RCL },
-    { "profile", RCL_ALG_PROFILE },
+#define RCL_ALGORITHM(ENUM, name, description) { #name, RCL_ALG_##ENUM },
+#include "rclify/algorithms.def"
+#undef RCL_ALGORITHM
 };
 #define T_NALGS ((int)(sizeof t_algs / sizeof t_algs[0]))
 #define FOR_EACH_ALG(a) for (const struct t_alg *a = t_algs; a < t_algs + T_NALGS; a++)
 #define T_ALG_INDEX(a) ((int)((a) - t_algs))
+#define T_ALG_ROW(alg) ((alg) - 1) /* algorithms are numbered from 1 */
+_Static_assert(T_NALGS == RCL_ALG_COUNT - 1, "t_algs holds every registered algorithm");
 
 static inline int t_alg_by_name(const char *name)
 {

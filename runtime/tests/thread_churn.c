@@ -1,8 +1,8 @@
 /*
  * Many short-lived client threads: 2000 threads created and joined in waves of 40, each running a
  * few sections of each kind on one lock, so client identifiers (mailboxes) are freed and reused.
- * Exact count, with every algorithm (posix, rcl, profile); a second rcl lock on another server is used by
- * every other thread so that a thread is a client of two servers.
+ * Exact count, with every registered algorithm (FOR_EACH_ALG); a second rcl lock on another server
+ * is used by every other thread so that a thread is a client of two servers.
  */
 #include "test_util.h"
 

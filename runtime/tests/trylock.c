@@ -1,5 +1,5 @@
 /*
- * Trylock semantics, on every algorithm (posix, rcl, profile):
+ * Trylock semantics, on every registered algorithm (FOR_EACH_ALG):
  *   - rcl_execute_trylock (paper, Algorithm 3) on a free lock stores 1 in the context's first int
  *     and runs fn holding the lock; on a busy lock (held in hybrid mode by another thread, or by a
  *     section running on the server) it stores 0 and still runs fn; it returns fn's value and

@@ -13,8 +13,8 @@
 #include <errno.h>
 #include <limits.h>
 
-#include "atomics.h"
-#include "runtime.h"
+#include "core/atomics.h"
+#include "core/runtime.h"
 
 int rcl_cond_init(rcl_cond_t *c, const pthread_condattr_t *attr)
 {

@@ -1,6 +1,6 @@
 /*
- * Remote Core Locking: structures shared by the client side (alg_rcl.c) and the server side
- * (rcl_server.c).  Paper: Lozi et al., TOCS 2016, section 3, Algorithms 2-5.
+ * Remote Core Locking: structures shared by the client side (alg_rcl.c), the server side
+ * (rcl_server.c) and the client identifiers (rcl_clients.c).  Paper: Lozi et al., TOCS 2016, section 3, Algorithms 2-5.
  */
 #ifndef RCLIFY_RCL_INTERNAL_H
 #define RCLIFY_RCL_INTERNAL_H
@@ -8,12 +8,24 @@
 #include <pthread.h>
 #include <stdint.h>
 
-#include "atomics.h"
-#include "runtime.h"
+#include "core/atomics.h"
+#include "core/runtime.h"
 
 #define RCL_NONE 0      /* lock holder value: free */
 #define RCL_CLAIMING -1 /* holder value while a servicing thread re-validates a claim: never a client id,
                         * so a stale claim cannot look like "held by me" to the request's client */
+
+/* rcl_clients.c: client identifiers, 1 .. RCL_MAX_CLIENTS-1 (0 is "no holder"). */
+#define RCL_MAX_CLIENTS 4096
+extern __thread int rcl_tls_client_id;
+int rcl_client_id_alloc(void);
+static inline int rcl_client_id(void)
+{
+    int id = rcl_tls_client_id;
+    return __builtin_expect(id != 0, 1) ? id : rcl_client_id_alloc();
+}
+int rcl_clients_max(void);  /* highest live identifier (relaxed) */
+int rcl_clients_live(void); /* number of live identifiers (relaxed) */
 
 /* Special values of a mailbox's function word. */
 int rcl_fn_hybrid_lock(void *ctx);  /* request: take the lock for real_me and keep it */

@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "runtime.h"
+#include "core/runtime.h"
 
 void rcl_dprintf(int fd, const char *fmt, ...)
 {

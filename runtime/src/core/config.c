@@ -15,7 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "runtime.h"
+#include "core/runtime.h"
 
 struct rcl_settings rcl_settings = { .stats = 0, .fifo = 0, .idle_us = 200, .mgr_us = 5000 };
 
@@ -47,6 +47,7 @@ const char *rcl_lock_name(const rcl_mutex_t *m)
     return m->config.id ? m->config.id : "(anonymous)";
 }
 
+/* Names come from the registry (include/rclify/algorithms.def), as does the error message. */
 static int algorithm_by_name(const char *name, size_t len)
 {
     for (int a = RCL_ALG_POSIX; a < RCL_ALG_COUNT; a++) {
@@ -67,6 +68,16 @@ static void __attribute__((noreturn)) bad_entry(const char *entry, const char *w
 {
     fprintf(stderr, "rclify: RCLIFY_LOCKS: bad entry '%s': %s\n", entry, why);
     exit(2);
+}
+
+static void __attribute__((noreturn)) unknown_algorithm(const char *entry)
+{
+    char why[512] = "unknown algorithm (expected one of ";
+    for (int a = RCL_ALG_POSIX; a < RCL_ALG_COUNT; a++) {
+        size_t len = strlen(why);
+        snprintf(why + len, sizeof why - len, "%s%s", rcl_algorithm_name(a), a + 1 < RCL_ALG_COUNT ? ", " : ")");
+    }
+    bad_entry(entry, why);
 }
 
 /* Parses a decimal in [lo, hi] spanning exactly [s, end). */
@@ -99,9 +110,7 @@ static void parse_entry(char *entry, struct override *o)
     o->server = 0;
     o->cpu = -1;
     if (o->algorithm < 0)
-        bad_entry(entry, "unknown algorithm (expected posix, rcl or profile)");
-    if (!rcl_algorithms[o->algorithm])
-        bad_entry(entry, "algorithm not available in this build (alg_profile.c not linked)");
+        unknown_algorithm(entry);
     if (colon) {
         const char *srv = colon + 1, *at = strchr(srv, '@');
         const char *srv_end = at ? at : srv + strlen(srv);
@@ -193,9 +202,6 @@ void rcl_config_resolve(const rcl_lock_config_t *own, rcl_lock_config_t *out)
     }
     if (out->algorithm <= RCL_ALG_UNRESOLVED || out->algorithm >= RCL_ALG_COUNT)
         rcl_fatal("lock %s: unknown algorithm number %d in its configuration", name, out->algorithm);
-    if (!rcl_algorithms[out->algorithm])
-        rcl_fatal("lock %s: algorithm '%s' is not linked into this program", name,
-                  rcl_algorithm_name(out->algorithm));
     if (out->server < 0 || out->server >= RCL_MAX_SERVERS)
         rcl_fatal("lock %s: server %d out of range 0..%d", name, out->server, RCL_MAX_SERVERS - 1);
     if (out->cpu < -1)

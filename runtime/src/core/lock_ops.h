@@ -1,6 +1,8 @@
 /*
- * The interface every lock algorithm implements: one source file per algorithm (alg_<name>.c)
- * defines one `const struct rcl_lock_ops rcl_ops_<name>`, listed in algorithms.c.
+ * The interface every lock algorithm implements: each algorithm registered in
+ * include/rclify/algorithms.def defines one `const struct rcl_lock_ops rcl_ops_<name>`, in
+ * src/alg_<name>.c (or src/<name>/ for one made of several files); its name comes from the
+ * registry (rcl_algorithm_name).
  */
 #ifndef RCLIFY_LOCK_OPS_H
 #define RCLIFY_LOCK_OPS_H
@@ -8,7 +10,6 @@
 #include "rclify.h"
 
 struct rcl_lock_ops {
-    const char *name; /* as written in lock_config.h and RCLIFY_LOCKS */
     /* Set up m->impl for m->kind and m->config; called once, when the lock is resolved. */
     int (*init)(rcl_mutex_t *m);
     int (*destroy)(rcl_mutex_t *m);

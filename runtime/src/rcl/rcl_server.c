@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rcl_internal.h"
+#include "rcl/rcl_internal.h"
 
 __thread struct rcl_sthread *rcl_tls_sthread;
 __thread int rcl_tls_real_me;

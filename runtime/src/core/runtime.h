@@ -6,7 +6,7 @@
 
 #include <stdarg.h>
 
-#include "lock_ops.h"
+#include "core/lock_ops.h"
 
 /* A value of rcl_mutex_t.alg that only exists while one thread resolves a static lock. */
 #define RCL_ALG_RESOLVING (-1)
@@ -31,23 +31,13 @@ const char *rcl_lock_name(const rcl_mutex_t *m); /* id, or "(anonymous)" */
 /* Fatal errors: one line "rclify: ..." on stderr, then abort(). */
 void rcl_fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 
-/* rcl_clients.c: client identifiers, 1 .. RCL_MAX_CLIENTS-1 (0 is "no holder"). */
-#define RCL_MAX_CLIENTS 4096
-extern __thread int rcl_tls_client_id;
-int rcl_client_id_alloc(void);
-static inline int rcl_client_id(void)
-{
-    int id = rcl_tls_client_id;
-    return __builtin_expect(id != 0, 1) ? id : rcl_client_id_alloc();
-}
-int rcl_clients_max(void);  /* highest live identifier (relaxed) */
-int rcl_clients_live(void); /* number of live identifiers (relaxed) */
-
 /* mutex.c: resolves m (if needed) and returns its algorithm's operations. */
 const struct rcl_lock_ops *rcl_mutex_ops(rcl_mutex_t *m, int *alg);
 
 /* stats.c */
 void rcl_dprintf(int fd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* The core calls into the RCL algorithm (src/rcl/) whatever a lock's algorithm: */
 
 /* Statistics tables printed by rcl_stats_print (rcl_server.c, alg_rcl.c). */
 void rcl_servers_print_stats(int fd);

@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rcl_internal.h"
+#include "rcl/rcl_internal.h"
 
 /* Client wait: spin with pause this many times, then yield at each check. */
 #define CLIENT_SPINS 64
@@ -394,7 +394,6 @@ void rcl_locks_print_stats(int fd)
 }
 
 const struct rcl_lock_ops rcl_ops_rcl = {
-    .name = "rcl",
     .init = remote_init,
     .destroy = remote_destroy,
     .lock = remote_lock,

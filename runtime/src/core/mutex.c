@@ -8,8 +8,8 @@
 #include <sched.h>
 #include <string.h>
 
-#include "atomics.h"
-#include "runtime.h"
+#include "core/atomics.h"
+#include "core/runtime.h"
 
 static const struct rcl_lock_ops *ops_of(int alg)
 {
@@ -133,6 +133,15 @@ static const struct rcl_lock_ops *resolved_ops(rcl_mutex_t *m)
 int rcl_execute_sized_slow(rcl_mutex_t *m, rcl_cs_fn fn, void *ctx, size_t ctx_size)
 {
     return resolved_ops(m)->execute(m, fn, ctx, ctx_size);
+}
+
+/* Called by the inline fast path of rcl_execute_sized (rclify.h), and by algorithms' execute,
+ * when pthread_mutex_lock fails. */
+void rcl_execute_lock_failed(rcl_mutex_t *m, int err)
+{
+    rcl_fatal("lock %s (%s): pthread_mutex_lock failed inside rcl_execute: %s; "
+              "an extracted critical section cannot run without its lock",
+              rcl_lock_name(m), rcl_algorithm_name(m->alg), strerror(err));
 }
 
 int rcl_execute_trylock(rcl_mutex_t *m, rcl_cs_fn fn, void *ctx)

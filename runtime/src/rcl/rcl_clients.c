@@ -6,8 +6,7 @@
  */
 #include <stdint.h>
 
-#include "atomics.h"
-#include "runtime.h"
+#include "rcl/rcl_internal.h"
 
 __thread int rcl_tls_client_id;
 
