@@ -15,11 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from rclify import runtime_build
+from rclify import algorithms, runtime_build
 
 CORPUS = Path(__file__).resolve().parent.parent / "corpus"
 PROGRAMS = sorted(p.name for p in CORPUS.iterdir() if (p / "expected.txt").is_file())
-ALGORITHMS = ["posix", "rcl", "profile"]
+ALGORITHMS = algorithms.names()  # every registered algorithm
 RUN_TIMEOUT_S = 60
 
 

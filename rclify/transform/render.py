@@ -10,16 +10,14 @@ What to capture and hoist, and where the section runs, is decided by plan.py.  G
 keeps the original's line numbers with #line directives.
 """
 
-import functools
 from dataclasses import dataclass, field
 
 import clang.cindex as ci
-import jinja2
 
 from rclify.ctext.cparse import ParsedFile
 from rclify.ctext.declarator import declarator
 from rclify.ctext.tokens import rename_identifiers, tokenize
-from rclify.paths import TEMPLATES_DIR
+from rclify.templates import templates
 from rclify.transform import plan
 from rclify.transform.plan import Capture, Declarations, Hoist
 from rclify.transform.refusals import Refusal
@@ -27,15 +25,6 @@ from rclify.transform.regions import Exit, Region
 from rclify.transform.vocabulary import Wrapper
 
 _FUNC_NAMES = ("__func__", "__FUNCTION__", "__PRETTY_FUNCTION__")
-
-
-@functools.cache
-def templates() -> jinja2.Environment:
-    return jinja2.Environment(
-        loader=jinja2.FileSystemLoader(str(TEMPLATES_DIR)),
-        keep_trailing_newline=True,
-        undefined=jinja2.StrictUndefined,
-    )
 
 
 @dataclass
