@@ -127,7 +127,7 @@ def run_check(
     if not tree.is_dir():
         raise UsageError(f"{tree} is not a directory")
     out = out or sys.stdout
-    progress = Progress(out=out or sys.stdout)
+    progress = Progress(out=out)
     plan = make_plan(tree, build, test)
     recorded = read_config(tree)
     locks = [validate_override(s) for s in (locks or recorded.get("locks") or DEFAULT_LOCKS)]
@@ -175,6 +175,22 @@ def run_check(
     stamp.write_text(fingerprint + "\n")
 
     progress(f"build: ok ({format_seconds(built.seconds)})")
+    results = _run_tests(tree, plan, built, locks, env, logs, timeout, progress, heartbeat, out)
+    report = Report(tree, plan, built, results)
+    print(file=out)
+    print(format_table(report), file=out, flush=True)
+    failed = [r for r in results if not r.ok]
+    if failed:
+        print(f"\n{len(failed)} of {len(results)} test runs failed; logs:", file=out)
+        for r in failed:
+            print(f"  {r.name}: {r.log}", file=out)
+    print(flush=True, file=out)
+    return report
+
+
+def _run_tests(tree: Path, plan: Plan, built: RunResult, locks: list[str], env: dict, logs: Path,
+               timeout: float, progress: Progress, heartbeat: float, out) -> list[RunResult]:
+    """The test command once per lock assignment; stops at a tool the suite needs and lacks."""
     results = []
     for i, spec in enumerate(locks, 1):
         run_env = dict(env)
@@ -193,16 +209,7 @@ def run_check(
             if result.rc is not None and (err := missing_tool(text)) is not None:
                 print(format_table(Report(tree, plan, built, results)), file=out, flush=True)
                 raise err
-    report = Report(tree, plan, built, results)
-    print(file=out)
-    print(format_table(report), file=out, flush=True)
-    failed = [r for r in results if not r.ok]
-    if failed:
-        print(f"\n{len(failed)} of {len(results)} test runs failed; logs:", file=out)
-        for r in failed:
-            print(f"  {r.name}: {r.log}", file=out)
-    print(flush=True, file=out)
-    return report
+    return results
 
 
 def runtime_fingerprint(flags: tuple[list[str], list[str]]) -> str:

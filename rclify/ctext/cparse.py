@@ -93,13 +93,6 @@ def parse(path: Path, flags: list[str], stub_dir: Path | None = None) -> ParsedF
     return ParsedFile(path, data, tu, stubbed, error_lines, macro_uses)
 
 
-def first_error(parsed: ParsedFile) -> str | None:
-    for d in parsed.tu.diagnostics:
-        if d.severity >= ci.Diagnostic.Error and d.location.file and Path(d.location.file.name) == parsed.path:
-            return f"{parsed.path.name}:{d.location.line}:{d.location.column}: {d.spelling}"
-    return None
-
-
 def statement_range(parsed: ParsedFile, cursor: ci.Cursor) -> tuple[int, int]:
     """Offsets of a statement with its closing `;` (libclang's extent stops before it)."""
     ext = cursor.extent

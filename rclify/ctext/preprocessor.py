@@ -1,27 +1,10 @@
-"""Preprocessor directives read as text: #define directives and #if nesting.
+"""Preprocessor directives read as text: where a #define is, and #if nesting.
 
 libclang sees the code after preprocessing and spatch keeps macro bodies as tokens, so the few
 questions rclify asks about directives are answered here, from the file's text.
 """
 
 import re
-from dataclasses import dataclass
-from pathlib import Path
-
-from rclify.ctext.tokens import strip_comments
-
-
-@dataclass(frozen=True)
-class MacroDef:
-    name: str
-    params: tuple[str, ...] | None  # None for an object-like macro
-    body: str
-    file: str
-    line: int  # first line of the directive
-    last_line: int
-
-
-_DEFINE = re.compile(r"^\s*#\s*define\s+(\w+)(\(([^)]*)\))?[ \t]*(.*)$", re.S)
 
 
 def logical_lines(text: str):
@@ -35,21 +18,6 @@ def logical_lines(text: str):
             joined = joined[:-1] + " " + lines[i]
         i += 1
         yield start + 1, i, joined
-
-
-def read_defines(path: Path, rel: str) -> list[MacroDef]:
-    """Every #define of a file (function-like or not), continuation lines joined."""
-    try:
-        text = path.read_text(errors="surrogateescape")
-    except OSError:
-        return []
-    out = []
-    for first, last, line in logical_lines(text):
-        m = _DEFINE.match(line)
-        if m:
-            params = tuple(p.strip() for p in m.group(3).split(",") if p.strip()) if m.group(2) else None
-            out.append(MacroDef(m.group(1), params, strip_comments(m.group(4)).strip(), rel, first, last))
-    return out
 
 
 def define_around(text: str, line: int) -> str | None:

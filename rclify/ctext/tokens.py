@@ -106,10 +106,6 @@ def code_only(text: str) -> str:
     return re.sub(r'/\*.*?\*/|//[^\n]*|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'', blank, text, flags=re.S)
 
 
-def strip_comments(code: str) -> str:
-    return re.sub(r"//.*$", "", re.sub(r"/\*.*?\*/", " ", code, flags=re.S), flags=re.M)
-
-
 def identifiers_used(text: str) -> set[str]:
     """Identifiers in text that may name variables (not members, tags or labels)."""
     return {t.text for t in _variable_tokens(tokenize(text))}

@@ -223,7 +223,3 @@ def build_lock_table(discovery: Discovery) -> LockTable:
         else:
             seen[site.lock_id] = 1
     return LockTable(sites)
-
-
-def lock_sites(discovery: Discovery) -> list[LockSite]:
-    return build_lock_table(discovery).sites

@@ -77,7 +77,7 @@ def rewrite_api(root: Path, files: list[Path], sites: list[LockSite], config_hea
     given), an ApiRewrite dict that also carries errors, notes and failures.
 
     root: the tree; files: its C files (absolute or relative to root); sites: the lock sites
-    (rclify.lock_sites); config_header: where lock_config.h is (or will be).
+    (rclify.transform.lock_table); config_header: where lock_config.h is (or will be).
     """
     started = time.monotonic()
     say = progress or (lambda message: None)
