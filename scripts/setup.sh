@@ -33,8 +33,8 @@ fi
 
 spatch --version | head -1 | grep -q 'version 1\.1\.' || { echo "setup: spatch 1.1.x required" >&2; exit 1; }
 
-# Python package with its test extras (PEP 668 systems need the override; older pips ignore it).
-PIP_BREAK_SYSTEM_PACKAGES=1 python3 -m pip install -q --disable-pip-version-check -e '.[test]'
+# Python package with its test extras and the chart extra (rclify report --png is tested too; PEP 668 systems need the override; older pips ignore it).
+PIP_BREAK_SYSTEM_PACKAGES=1 python3 -m pip install -q --disable-pip-version-check -e '.[test,chart]'
 
 make -s -C runtime all
 echo "setup: ok"
