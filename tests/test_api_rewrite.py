@@ -77,7 +77,9 @@ def test_every_pthread_use_is_rewritten(rewritten):
     assert text.count("RCL_MUTEX_INITIALIZER(RCLIFY_LOCK_shapes_c_pair)") == 2
     assert "static rcl_mutex_t local_lock = RCL_MUTEX_INITIALIZER(RCLIFY_LOCK_shapes_c_waits_local_lock);" in text
     assert "static rcl_cond_t cache_cond = RCL_COND_INITIALIZER;" in text
-    assert "rcl_mutex_init(&item_locks[i], NULL,\n" in text and "RCL_CONFIG_REF(RCLIFY_LOCK_shapes_c_item_locks)" in text
+    # on one line, as written: spatch does not wrap (__LINE__ keeps its value below it)
+    assert "rcl_mutex_init(&item_locks[i], NULL, RCL_CONFIG_REF(RCLIFY_LOCK_shapes_c_item_locks));" in text
+    assert text.count("\n") == (TREE / "shapes.c").read_text().count("\n") + 2  # the #include and its #line
     assert "RCL_CONFIG_REF(RCLIFY_LOCK_shapes_c_tbl_locks)" in text
     assert "sizeof(rcl_mutex_t)" in text and "static rcl_mutex_t *heap_locks;" in text
     assert "pthread_mutexattr_settype(&attr" in text  # kept: rcl_mutex_init takes the attr
@@ -98,10 +100,11 @@ def test_macro_bodies_are_rewritten(rewritten):
 
 def test_include_goes_after_pthread_h_with_a_relative_path(rewritten):
     root, _, _, _ = rewritten
-    assert (root / "sub/timed.c").read_text().startswith('#include <pthread.h>\n#include "../lock_config.h"\n')
-    assert '#include <pthread.h>\n#include "lock_config.h"\n' in (root / "locks.h").read_text()
+    # each followed by a #line that gives the next original line its own number back
+    assert (root / "sub/timed.c").read_text().startswith('#include <pthread.h>\n#include "../lock_config.h"\n#line 2\n')
+    assert '#include <pthread.h>\n#include "lock_config.h"\n#line 5\n' in (root / "locks.h").read_text()
     # no <pthread.h> of its own: after the first include
-    assert (root / "shapes.c").read_text().startswith('#include <stdint.h>\n#include "lock_config.h"\n')
+    assert (root / "shapes.c").read_text().startswith('#include <stdint.h>\n#include "lock_config.h"\n#line 2\n')
 
 
 def test_timedlock_is_an_error_site_and_left_alone(rewritten):
@@ -147,9 +150,9 @@ def test_define_pass_and_include_helpers():
     text, notes = rewrite_leftovers("#define MK(m) pthread_mutex_init(&(m), \\\n  NULL)\n/* pthread_mutex_lock( */\n", "a.c")
     assert text == "#define MK(m) rcl_mutex_init(&(m), \\\n  NULL, NULL)\n/* pthread_mutex_lock( */\n"
     assert notes == ["a.c:1: pthread_mutex_init rewritten textually (in #define MK)"]
-    assert add_include("int x;\n", "lock_config.h") == '#include "lock_config.h"\nint x;\n'
+    assert add_include("int x;\n", "lock_config.h") == '#include "lock_config.h"\n#line 1\nint x;\n'
     once = add_include("#include <pthread.h>\n#include <pthread.h>\nint x;\n", "c.h")
-    assert once == '#include <pthread.h>\n#include <pthread.h>\n#include "c.h"\nint x;\n'
+    assert once == '#include <pthread.h>\n#include <pthread.h>\n#include "c.h"\n#line 3\nint x;\n'
     assert add_include(once, "c.h") == once
 
 

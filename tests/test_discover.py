@@ -110,6 +110,54 @@ def test_parse_failure_is_reported_with_the_file(found):
     assert set(found.failures) == {"broken.c"}  # a #define that does not parse is no failure
 
 
+# ------------------------------------------------------------------------------------- lock ids
+
+
+def test_lock_ids_are_stable_and_unique(found):
+    table = build_lock_table(found)
+    ids = [s.lock_id for s in table.sites]
+    assert len(ids) == len(set(ids))
+    assert set(ids) == {
+        "broken.c:broken_lock", "shapes.c:cache_lock", "shapes.c:heap_locks[]", "shapes.c:item_locks[]",
+        "shapes.c:pair[]", "shapes.c:rec_lock", "shapes.c:shared_lock", "shapes.c:stats.mutex",
+        "shapes.c:tbl->locks[]", "shapes.c:waits:local_lock", "sub/timed.c:timed_lock",
+    }
+    # the definition of item_locks and its pthread_mutex_init loop are one site
+    assert len(table.by_id["shapes.c:item_locks[]"].sites) == 2
+    again = build_lock_table(discover(TREE, c_files(TREE)))
+    assert [s.lock_id for s in again.sites] == ids
+    entries = table.entries()
+    assert entries[0].macro.startswith("RCLIFY_LOCK_") and "broken_lock" in entries[0].description
+
+
+def test_same_expression_twice_is_disambiguated():
+    sites = [Site("mutex_init", "a.c", 10, 4, "f", "&c->lock"), Site("mutex_init", "a.c", 20, 4, "g", "&c->lock")]
+    ids = [s.lock_id for s in build_lock_table(Discovery(sites, {})).sites]
+    assert ids == ["a.c:c->lock", "a.c:c->lock#2"]
+
+
+def test_match_lock(found):
+    table = build_lock_table(found)
+    assert table.match_lock("&cache_lock", "shapes.c", "shapes") == "shapes.c:cache_lock"
+    assert table.match_lock("&(cache_lock)", "shapes.c", "shapes") == "shapes.c:cache_lock"
+    assert table.match_lock("&item_locks[hv % 16]", "shapes.c", "wrappers") == "shapes.c:item_locks[]"
+    assert table.match_lock("&local_lock", "shapes.c", "waits") == "shapes.c:waits:local_lock"
+    assert table.match_lock("&shared_lock", "sub/timed.c", "timed") == "shapes.c:shared_lock"  # extern
+    assert table.match_lock("&(tbl->locks[i])", "shapes.c", "shapes") == "shapes.c:tbl->locks[]"
+    assert table.match_lock("&t->locks[0]", "other.c", "x") == "shapes.c:tbl->locks[]"  # same member name
+    assert table.match_lock("&nothing_like_it", "shapes.c", "shapes") is None
+
+
+def test_normalize():
+    assert normalize("&me->notify_lock") == "me->notify_lock"
+    assert normalize("&item_locks[hv & hashmask(item_lock_hashpower)]") == "item_locks[]"
+    assert normalize("&(c->thread->stats.mutex)") == "c->thread->stats.mutex"
+    assert normalize("& threads[i] . stats . mutex") == "threads[].stats.mutex"
+
+
+# --------------------------------------------------------------------------------- the corpus
+
+
 def corpus_programs():
     if not CORPUS_DIR.is_dir():
         return []

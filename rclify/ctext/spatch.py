@@ -20,6 +20,8 @@ from rclify.paths import PROJECT_ROOT, SEMANTIC_PATCHES_DIR, require
 SMPL_LIB = SEMANTIC_PATCHES_DIR / "lib"
 MACRO_FILE = SMPL_LIB / "macros.h"  # macros spatch cannot parse by itself
 TIMEOUT_PER_FILE = 120  # seconds spatch may spend on one file before giving up on it
+# spatch wraps a rewritten line longer than this: the line count, and with it __LINE__, would change
+MAX_WIDTH = 10000
 RECORD_PREFIX = "RCLIFY-JSON "  # how rclify_smpl.emit() marks a JSON record on stdout
 
 
@@ -52,7 +54,8 @@ def run_spatch(patch: Path, root: Path, files: list[str], jobs: int, mode: str =
     require(patch)
     cmd = ["spatch", "--sp-file", str(patch), "-D", mode, "--no-includes", "--verbose-parsing",
            "--macro-file", str(MACRO_FILE),
-           "--timeout", str(TIMEOUT_PER_FILE), "--no-show-diff", *(extra_args or [])]
+           "--timeout", str(TIMEOUT_PER_FILE), "--no-show-diff",
+           "--max-width", str(MAX_WIDTH), *(extra_args or [])]
     if jobs > 1 and len(files) > 1:
         cmd += ["-j", str(min(jobs, len(files)))]
     # spatch's file list goes in a file: trees may have thousands of files

@@ -84,8 +84,10 @@ class FileRenderer:
             defined = {w.name for w in accessors_defined_here}
             text += "".join(render_accessor(w, fallback=True) for w in sorted(needed.values(), key=lambda w: w.name)
                             if w.name not in defined and not w.is_static)
-            extra.append((first, first, text + f"#line {self._line(first)}\n"))
-        extra += [(w.end_offset, w.end_offset, render_accessor(w)) for w in accessors_defined_here]
+            extra.append((first, first, self._own_lines(first, text)))
+        # an accessor goes right after its wrapper's `}`: the lines after it keep their numbers
+        extra += [(w.end_offset, w.end_offset, render_accessor(w) + f"#line {self._line(w.end_offset)}\n")
+                  for w in accessors_defined_here]
         return self._render_range(0, len(self.parsed.data), extra, top_level=True)
 
     # -- rendering -----------------------------------------------------------------------
@@ -156,15 +158,15 @@ class FileRenderer:
             fn_name=extraction.fn_name, body=body.rstrip(), body_line=self._line(region.lock_end),
             trylock=region.is_trylock,
         )
-        exits = [{"flag": e.flag, "tail": self._tail_text(e), "line": self._line(e.tail_start)}
+        exits = [{"flag": e.flag, "tail": self._tail_text(e), "line": self._code_line(e.tail_start)}
                  for e in region.exits]
         if region.is_trylock:  # paper Algorithm 3: the section is told whether it got the lock
             if region.after is not None and self.parsed.text(*region.after).strip():
                 exits.insert(0, {"flag": 0, "tail": self._render_range(*region.after).strip(),
-                                 "line": self._line(region.after[0])})
+                                 "line": self._code_line(region.after[0])})
             if region.otherwise is not None:
                 exits.insert(0, {"flag": -1, "tail": self._render_range(*region.otherwise).strip(),
-                                 "line": self._line(region.otherwise[0])})
+                                 "line": self._code_line(region.otherwise[0])})
         call = templates().get_template("extract/call_site.c.j2").render(
             hoists=[region.lock.result] * bool(region.lock.result)
             + [h.declaration for h in hoists if h.start not in outer_hoisted],
@@ -182,6 +184,18 @@ class FileRenderer:
     def _line(self, offset: int) -> int:
         """1-based line of an offset of the original file: generated code keeps lines with #line."""
         return self.parsed.data.count(b"\n", 0, offset) + 1
+
+    def _code_line(self, offset: int) -> int:
+        """The line of the first code at or after offset: where text that is stripped starts."""
+        data = self.parsed.data
+        while offset < len(data) and data[offset : offset + 1].isspace():
+            offset += 1
+        return self._line(offset)
+
+    def _own_lines(self, offset: int, text: str) -> str:
+        """text to insert at offset on lines of its own, the original lines keeping their numbers."""
+        at_line_start = offset == 0 or self.parsed.data[offset - 1 : offset] == b"\n"
+        return ("" if at_line_start else "\n") + text + f"#line {self._line(offset)}\n"
 
     def _tail_text(self, e: Exit) -> str:
         text = self._render_range(e.tail_start, e.tail_end).strip()

@@ -168,7 +168,8 @@ def _define_name(code: str, at: int) -> str:
 
 def add_include(text: str, header: str) -> str:
     """text with `#include "header"` after its last <pthread.h> include (else its first include,
-    else at the top); unchanged when it includes it already."""
+    else at the top); unchanged when it includes it already.  A #line directive after it keeps
+    the following lines' numbers (__LINE__, assert messages, compiler diagnostics)."""
     line = f'#include "{header}"'
     if re.search(r'^[ \t]*#[ \t]*include[ \t]*"' + re.escape(header) + '"', text, re.M):
         return text
@@ -178,5 +179,6 @@ def add_include(text: str, header: str) -> str:
     if anchor is None:
         anchor = _ANY_INCLUDE.search(text)
     if anchor is None:
-        return line + "\n" + text
-    return text[: anchor.end()] + "\n" + line + text[anchor.end() :]
+        return f"{line}\n#line 1\n{text}"
+    next_line = text.count("\n", 0, anchor.end()) + 2
+    return f"{text[: anchor.end()]}\n{line}\n#line {next_line}{text[anchor.end():]}"
