@@ -33,8 +33,9 @@ _DIRECTIVE = re.compile(rb"^[ \t]*#[ \t]*(if|ifdef|ifndef|elif|else|endif)\b", r
 
 def guards_at(data: bytes, offset: int) -> list[str] | None:
     """The #if/#ifdef/#ifndef lines whose first branch holds offset, outermost first; None when
-    offset is in an #elif/#else branch (not reproduced)."""
-    stack: list[tuple[str, bool]] = []  # (opening line, in its first branch)
+    offset is in an #elif/#else branch (not reproduced).  An include guard (`#ifndef X` followed
+    by `#define X`) is not a condition: code in it is compiled whenever the file is."""
+    stack: list[tuple[str, bool]] = []  # (opening line, in its first branch); "" for a guard
     for m in _DIRECTIVE.finditer(data, 0, offset):
         word = m.group(1).decode()
         if word in ("if", "ifdef", "ifndef"):
@@ -44,14 +45,26 @@ def guards_at(data: bytes, offset: int) -> list[str] | None:
                 nxt = data.find(b"\n", end + 1)
                 line = line[:-1] + data[end + 1 : nxt if nxt >= 0 else len(data)].decode(errors="replace").strip()
                 end = nxt
-            stack.append((line, True))
+            stack.append(("" if _is_include_guard(line, data, end) else line, True))
         elif word in ("elif", "else") and stack:
             stack[-1] = (stack[-1][0], False)
         elif word == "endif" and stack:
             stack.pop()
     if any(not first for _, first in stack):
         return None
-    return [line for line, _ in stack]
+    return [line for line, _ in stack if line]
+
+
+_GUARD_DEFINE = re.compile(rb"(?:\s|/\*.*?\*/|//[^\n]*)*#[ \t]*define[ \t]+(\w+)[ \t]*(?:/\*.*?\*/|//[^\n]*)?\s*(?:\n|\Z)", re.S)
+
+
+def _is_include_guard(line: str, data: bytes, end: int) -> bool:
+    """`#ifndef X` (or `#if !defined(X)`) whose next directive is `#define X` with no value."""
+    m = re.fullmatch(r"#\s*(?:ifndef\s+(\w+)|if\s+!\s*defined\s*\(?\s*(\w+)\s*\)?)\s*", line)
+    if not m or end < 0:
+        return False
+    define = _GUARD_DEFINE.match(data, end)
+    return define is not None and define.group(1).decode() == (m.group(1) or m.group(2))
 
 
 def splits_conditional(text: str) -> bool:
