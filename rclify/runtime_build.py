@@ -39,7 +39,9 @@ def cflags() -> list[str]:
 
 
 def libs() -> list[str]:
-    return [str(STATIC_LIB), "-pthread", "-ldl"]
+    """Link flags that work wherever a build puts them (LDFLAGS before the objects, LIBS or LDLIBS
+    after): the archive is linked whole, so no member waits for a reference that comes later."""
+    return ["-Wl,--push-state,--whole-archive", str(STATIC_LIB), "-Wl,--pop-state", "-pthread", "-ldl"]
 
 
 def write_pkgconfig() -> Path:

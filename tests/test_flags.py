@@ -1,0 +1,55 @@
+"""`rclify flags`: a program links against the runtime wherever its build puts the flags."""
+
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+pytestmark = pytest.mark.skipif(shutil.which("make") is None or shutil.which("cc") is None,
+                                reason="needs make and cc")
+
+PROGRAM = r"""#include <rclify.h>
+#include <stdio.h>
+static rcl_mutex_t m = RCL_MUTEX_INITIALIZER(RCL_CONFIG_DEFAULT);
+static int bump(void *ctx) { ++*(int *)ctx; return 0; }
+int main(void)
+{
+    int n = 0;
+    rcl_execute(&m, bump, &n);
+    printf("%d %s\n", n, rcl_algorithm_name(rcl_mutex_algorithm(&m)));
+    return 0;
+}
+"""
+# Makefiles put the libraries before the objects (LDFLAGS) or after them (LDLIBS, LIBS)
+RULES = {
+    "LDFLAGS": "prog: prog.o\n\t$(CC) $(LDFLAGS) -o prog prog.o\n",
+    "LDLIBS": "prog: prog.o\n\t$(CC) -o prog prog.o $(LDLIBS)\n",
+    "LIBS": "prog: prog.o\n\t$(CC) -o prog prog.o $(LIBS)\n",
+}
+
+
+def flags(*which: str) -> str:
+    return subprocess.run([sys.executable, "-m", "rclify", "flags", *which], capture_output=True, text=True,
+                          check=True).stdout.strip()
+
+
+@pytest.mark.parametrize("variable", sorted(RULES))
+def test_libs_link_in_any_make_variable(tmp_path, variable):
+    (tmp_path / "prog.c").write_text(PROGRAM)
+    (tmp_path / "Makefile").write_text(RULES[variable])
+    make = subprocess.run(["make", f"CFLAGS={flags('--cflags')}", f"{variable}={flags('--libs')}"],
+                          cwd=tmp_path, capture_output=True, text=True)
+    assert make.returncode == 0, make.stderr
+    run = subprocess.run(["./prog"], cwd=tmp_path, capture_output=True, text=True,
+                         env={"RCLIFY_LOCKS": "*=rcl"}, timeout=30)
+    assert run.stdout == "1 rcl\n"
+
+
+def test_pkg_config_says_the_same(tmp_path):
+    if shutil.which("pkg-config") is None:
+        pytest.skip("pkg-config is not installed")
+    directory = flags("--pkgconfig")
+    env = {"PKG_CONFIG_PATH": directory, "PATH": "/usr/bin:/bin"}
+    libs = subprocess.run(["pkg-config", "--libs", "rclify"], capture_output=True, text=True, env=env, check=True)
+    assert libs.stdout.split() == flags("--libs").split()
