@@ -22,6 +22,9 @@ def add_parser(sub):
     p.add_argument("--report", type=Path, help="write a JSON report of every region and lock")
     p.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1, help="parallel jobs")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress output")
+    p.add_argument("-p", dest="database", type=Path, metavar="DIR",
+                   help="directory of the build's compile_commands.json (default: the tree's root or "
+                        "build/, else CMake or ./configure run in a scratch copy, else a guess)")
     return p
 
 
@@ -29,6 +32,7 @@ def run(args) -> int:
     options = transform.Options(
         src=args.src, output=args.output, config=args.config, dry_run=args.dry_run,
         report=args.report, jobs=max(1, args.jobs), cflags=args.passthrough, quiet=args.quiet,
+        database=args.database,
     )
     outcome = transform.run(options)
     if outcome.already_transformed:

@@ -8,6 +8,7 @@ analysed (the caller refuses their regions with a reason).
 
 import functools
 import re
+import shutil
 import subprocess
 import tempfile
 from dataclasses import dataclass, field
@@ -90,6 +91,8 @@ def parse(path: Path, flags: list[str], stub_dir: Path | None = None) -> ParsedF
         for c in tu.cursor.get_children()
         if c.kind == ci.CursorKind.MACRO_INSTANTIATION and c.location.file and c.location.file.name == here
     ]
+    if own_stubs:  # libclang has read the stubs: nothing refers to the files any more
+        shutil.rmtree(stub_root, ignore_errors=True)
     return ParsedFile(path, data, tu, stubbed, error_lines, macro_uses)
 
 

@@ -9,6 +9,7 @@ Two passes, because a wrapper defined in one file (thread.c's item_lock) is used
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+import shutil
 import tempfile
 from typing import Callable
 
@@ -30,6 +31,11 @@ class Analysis:
     vocab: Vocabulary = field(default_factory=Vocabulary)
     failures: dict[str, str] = field(default_factory=dict)  # relative path -> libclang's error
     stubbed_headers: list[str] = field(default_factory=list)  # not found, parsed as empty
+    stub_dir: Path | None = None  # where the empty stubs are: removed by cleanup()
+
+    def cleanup(self) -> None:
+        if self.stub_dir is not None:
+            shutil.rmtree(self.stub_dir, ignore_errors=True)
 
 
 @dataclass
@@ -43,16 +49,16 @@ def _mentions(path: Path, names: set[str]) -> bool:
     return any(name.encode() in text for name in names)
 
 
-def analyse(root: Path, files: list[Path], flags: list[str], jobs: int,
+def analyse(root: Path, files: list[Path], flags_for: Callable[[Path], list[str]], jobs: int,
             progress: Callable[[str], None]) -> Analysis:
     """Parses the C files that lock (files spatch could not parse too: they are reported)."""
     result = Analysis()
     candidates = [f for f in files if f.suffix == ".c"]
-    stub_dir = Path(tempfile.mkdtemp(prefix="rclify-stubs-"))
+    stub_dir = result.stub_dir = Path(tempfile.mkdtemp(prefix="rclify-stubs-"))
 
     def parse_one(path: Path):
         try:
-            return path, cparse.parse(path, flags, stub_dir)
+            return path, cparse.parse(path, flags_for(path), stub_dir)
         except ParseError as err:
             return path, err
 

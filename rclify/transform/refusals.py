@@ -33,6 +33,7 @@ class Reason(StrEnum):
     HOIST_NOT_SIMPLE = "hoist-not-simple"
     PREPROCESSOR_CONDITIONAL = "preprocessor-conditional"
     TRYLOCK = "trylock"
+    NOT_BUILT = "not-built"
 
 
 WHY = {
@@ -59,6 +60,7 @@ WHY = {
     Reason.HOIST_NOT_SIMPLE: "a variable declared in the region and used after it has a declaration that cannot be split",
     Reason.PREPROCESSOR_CONDITIONAL: "an #if/#endif pair is split by the region's boundaries",
     Reason.TRYLOCK: "trylock regions are run in hybrid mode",
+    Reason.NOT_BUILT: "the file is not compiled by this build (not in its compile database): its locks are rewritten, nothing is extracted that no compile check could verify",
 }
 
 REASONS = {reason.value: WHY[reason] for reason in Reason}  # key -> sentence, as the report shows

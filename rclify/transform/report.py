@@ -29,6 +29,7 @@ class Outcome:
     timings: dict[str, float] = field(default_factory=dict)
     files_scanned: int = 0
     already_transformed: bool = False
+    build_flags: str = ""  # where the analysis's compiler flags came from (build_flags.py)
 
     def summary(self) -> dict:
         extracted = [r for r in self.regions if r["status"] == "extracted"]
@@ -51,6 +52,7 @@ def report_json(outcome: Outcome) -> dict:
     return {
         "rclify": __version__,
         "root": str(outcome.root),
+        "build_flags": outcome.build_flags,
         "summary": outcome.summary(),
         "regions": outcome.regions,
         "locks": [vars(e) | {"macro": e.macro} for e in outcome.locks],

@@ -20,15 +20,17 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 from rclify import lock_config
 from rclify.ctext import spatch
 from rclify.errors import UsageError
 from rclify.progress import Progress
-from rclify.transform import apply as apply_step
+from rclify.transform import apply as apply_step, build_flags
 from rclify.transform.analyse import Analysis, analyse, regions_of
 from rclify.transform.discover import discover
 from rclify.transform.lock_table import LockTable, build_lock_table
+from rclify.transform.refusals import Reason
 from rclify.transform.render import FileRenderer
 from rclify.transform.report import Outcome, print_diff, region_record, report_json
 from rclify.transform.thread_state import thread_bound_functions
@@ -47,6 +49,7 @@ class Options:
     jobs: int = 1
     cflags: list[str] = field(default_factory=list)
     quiet: bool = False
+    database: Path | None = None  # -p: where compile_commands.json is
 
 
 def run(options: Options) -> Outcome:
@@ -70,30 +73,37 @@ def run(options: Options) -> Outcome:
     outcome.failures.update(discovery.failures)
     progress(f"discovered {len(discovery.sites)} lock sites ({outcome.timings['spatch_discover_s']:.1f}s)")
 
-    defines = [*_build_defines(root, progress), *options.cflags]  # as the tree's build compiles it
-    with _timed(outcome, "libclang_s"):
-        analysis = analyse(root, files, [f"-I{root}", *defines], options.jobs, progress)
-    _record_analysis(analysis, outcome, progress)
+    flags = build_flags.find(root, options.database, options.cflags, progress)  # as the build compiles
+    cleanups = [flags.cleanup]  # scratch build directories, header stubs
+    try:
+        outcome.build_flags = flags.source
+        with _timed(outcome, "libclang_s"):
+            analysis = analyse(root, files, flags.for_file, options.jobs, progress)
+        cleanups.append(analysis.cleanup)
+        _record_analysis(analysis, outcome, progress)
 
-    with _timed(outcome, "extract_s"):
-        rendered = _extract(root, analysis, outcome)
-    progress(f"extracted {sum(r['status'] == 'extracted' for r in outcome.regions)} of "
-             f"{len(outcome.regions)} regions ({outcome.timings['extract_s']:.1f}s)")
+        with _timed(outcome, "extract_s"):
+            rendered = _extract(root, analysis, outcome, flags.built)
+        progress(f"extracted {sum(r['status'] == 'extracted' for r in outcome.regions)} of "
+                 f"{len(outcome.regions)} regions ({outcome.timings['extract_s']:.1f}s)")
 
-    table = build_lock_table(discovery)
-    outcome.locks = _lock_entries(table, outcome, config_path)
-    staging = Staging(root, table, config_path, defines, options.jobs, outcome, progress)
-    with _timed(outcome, "spatch_rewrite_and_verify_s"):
-        outcome.changed = staging.rewrite_and_verify(files, rendered)
-    progress(f"rewrote the lock API in {len(outcome.changed)} files "
-             f"({outcome.timings['spatch_rewrite_and_verify_s']:.1f}s)")
-    if options.dry_run:
-        print_diff(root, outcome, config_path)
-    else:
-        apply_step.apply(root, outcome, config_path)
-    outcome.timings["total_s"] = time.monotonic() - progress.started
-    if options.report:
-        options.report.write_text(json.dumps(report_json(outcome), indent=2) + "\n")
+        table = build_lock_table(discovery)
+        outcome.locks = _lock_entries(table, outcome, config_path)
+        staging = Staging(root, table, config_path, flags.for_file, options.jobs, outcome, progress)
+        with _timed(outcome, "spatch_rewrite_and_verify_s"):
+            outcome.changed = staging.rewrite_and_verify(files, rendered)
+        progress(f"rewrote the lock API in {len(outcome.changed)} files "
+                 f"({outcome.timings['spatch_rewrite_and_verify_s']:.1f}s)")
+        if options.dry_run:
+            print_diff(root, outcome, config_path)
+        else:
+            apply_step.apply(root, outcome, config_path)
+        outcome.timings["total_s"] = time.monotonic() - progress.started
+        if options.report:
+            options.report.write_text(json.dumps(report_json(outcome), indent=2) + "\n")
+    finally:
+        for cleanup in cleanups:
+            cleanup()
     return outcome
 
 
@@ -135,18 +145,6 @@ def _source_files(root: Path) -> list[Path]:
     return files
 
 
-def _build_defines(root: Path, progress: Progress) -> list[str]:
-    """What the tree's own build would define.  Autotools builds pass -DHAVE_CONFIG_H; before
-    ./configure there is no config.h, and the analysis (which then refuses the functions it
-    cannot parse) is much poorer: say so."""
-    if (root / "config.h").exists():
-        return ["-DHAVE_CONFIG_H"]
-    if (root / "configure").exists() or (root / "config.h.in").exists():
-        progress("warning: the tree is not configured (no config.h): run ./configure first, "
-                 "or regions in functions that need it will be left hybrid (parse-errors)")
-    return []
-
-
 def _record_analysis(analysis: Analysis, outcome: Outcome, progress: Progress) -> None:
     outcome.failures.update(analysis.failures)
     outcome.stubbed_headers = list(analysis.stubbed_headers)
@@ -159,12 +157,16 @@ def _record_analysis(analysis: Analysis, outcome: Outcome, progress: Progress) -
     ]
 
 
-def _extract(root: Path, analysis: Analysis, outcome: Outcome) -> dict[Path, str]:
-    """Plans and renders every file's regions; returns {path: new text} of the files that change."""
+def _extract(root: Path, analysis: Analysis, outcome: Outcome, built: Callable[[Path], bool]) -> dict[Path, str]:
+    """Plans and renders every file's regions; returns {path: new text} of the files that change.
+    A file the build does not compile keeps its regions hybrid: no compile check could verify them."""
     renderers = {}
     bound = thread_bound_functions(list(analysis.parsed.values()))
     for path, parsed in analysis.parsed.items():
         regions = [r for fr in regions_of(parsed, analysis.vocab) for r in fr.regions]
+        if not built(path):
+            for region in regions:
+                region.problems.insert(0, (Reason.NOT_BUILT, region.line))
         renderer = FileRenderer(parsed, regions, bound)
         renderer.plan()
         renderers[path] = renderer

@@ -30,9 +30,9 @@ def _write(path: Path, text: str) -> None:
     path.write_text(text, encoding="utf-8", errors="surrogateescape")
 
 
-def compiles(tree: Path, rel: str, defines: list[str]) -> tuple[bool, str]:
-    """gcc -fsyntax-only on tree/rel, with the tree's headers and the runtime's."""
-    proc = subprocess.run(["gcc", "-fsyntax-only", "-std=gnu11", "-w", f"-I{tree}", *defines, *cflags(), rel],
+def compiles(tree: Path, rel: str, flags: list[str]) -> tuple[bool, str]:
+    """gcc -fsyntax-only on tree/rel, with its build flags, the tree's headers and the runtime's."""
+    proc = subprocess.run(["gcc", "-fsyntax-only", "-std=gnu11", "-w", f"-I{tree}", *flags, *cflags(), rel],
                           cwd=tree, capture_output=True, text=True)
     first = next((line for line in proc.stderr.splitlines() if "error" in line), proc.stderr[:300])
     return proc.returncode == 0, first
@@ -45,7 +45,7 @@ class Staging:
     root: Path
     table: LockTable
     config_path: Path  # lock_config.h, where the tree will have it
-    defines: list[str]
+    flags_for: Callable[[Path], list[str]]  # a file's build flags (build_flags.py), paths in the tree
     jobs: int
     outcome: Outcome
     progress: Callable[[str], None]
@@ -79,6 +79,11 @@ class Staging:
         finally:
             shutil.rmtree(self.dir, ignore_errors=True)
 
+    def _staged_flags(self, rel: str) -> list[str]:
+        """The file's flags with paths into the tree moved into the staging copy (changed headers)."""
+        root = str(self.root)
+        return [f.replace(root, str(self.dir), 1) if root in f else f for f in self.flags_for(self.root / rel)]
+
     def _rewrite(self, paths: list[Path]) -> dict[Path, str]:
         result = rewrite_api.rewrite_api(self.dir, paths, self.table.sites, self.config, self.jobs)
         outcome = self.outcome
@@ -92,9 +97,9 @@ class Staging:
         c_files = sorted(rel for rel in changed if rel.endswith(".c"))
         self.progress(f"checking that {len(c_files)} changed C files still compile (gcc -fsyntax-only)")
         with ThreadPoolExecutor(max_workers=max(1, self.jobs)) as pool:
-            results = dict(zip(c_files, pool.map(lambda rel: compiles(self.dir, rel, self.defines), c_files)))
+            results = dict(zip(c_files, pool.map(lambda rel: compiles(self.dir, rel, self._staged_flags(rel)), c_files)))
         for rel, (ok, error) in results.items():
-            if ok or not compiles(self.root, rel, self.defines)[0]:
+            if ok or not compiles(self.root, rel, self.flags_for(self.root / rel))[0]:
                 continue  # compiles, or the original does not compile standalone either: nothing to compare
             if rel in extracted_in and self._api_rewrite_alone(rel, changed):
                 for region in self.outcome.regions:
@@ -115,7 +120,7 @@ class Staging:
         if text is None:
             return False
         _write(staged, text)
-        if not compiles(self.dir, rel, self.defines)[0]:
+        if not compiles(self.dir, rel, self._staged_flags(rel))[0]:
             return False
         changed[rel] = text
         return True

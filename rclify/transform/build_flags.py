@@ -1,0 +1,224 @@
+"""Know the build: the flags each file is compiled with, so the analysis sees what the compiler sees.
+
+In order, the first that applies:
+  1. a compile database: compile_commands.json given with `-p DIR`, or found at the tree's root or
+     in build/ (clang-tidy's convention);
+  2. CMake: a tree with CMakeLists.txt is configured in a scratch build directory with
+     CMAKE_EXPORT_COMPILE_COMMANDS, and that database is read;
+  3. autotools: a tree with a configure script but no configuration is configured in a scratch
+     copy; its generated headers (config.h, MHD_config.h, ...) are found there;
+  4. a guess: the tree's root and every directory holding a header that some file includes.
+Scratch directories live until the transform ends (the compile check needs them too).  Flags the
+user gives after `--` come last, on top of any of these.
+"""
+
+import json
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from rclify.errors import UsageError
+
+DATABASE = "compile_commands.json"
+CONFIGURE_TIMEOUT = 600  # seconds: configure scripts of large trees take minutes on 2 cores
+_KEPT_WITH_VALUE = ("-I", "-D", "-U", "-include", "-isystem", "-iquote", "-idirafter")
+_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"([^"]+)"', re.M)
+
+
+@dataclass
+class BuildFlags:
+    source: str  # how they were found, for the progress line and the report
+    default: list[str]  # for a file the database does not list
+    per_file: dict[Path, list[str]] = field(default_factory=dict)
+    scratch: list[Path] = field(default_factory=list)  # removed by cleanup()
+
+    def for_file(self, path: Path) -> list[str]:
+        return self.per_file.get(Path(path).resolve(), self.default)
+
+    def built(self, path: Path) -> bool:
+        """Does the build compile this C file?  Known only from a compile database."""
+        return not self.per_file or Path(path).resolve() in self.per_file
+
+    def cleanup(self) -> None:
+        for directory in self.scratch:
+            shutil.rmtree(directory, ignore_errors=True)
+
+
+def find(root: Path, database_dir: Path | None, extra: list[str], progress: Callable[[str], None]) -> BuildFlags:
+    root = root.resolve()
+    flags = _from_database(root, database_dir) or _from_cmake(root, progress) or _from_configure(root, progress) \
+        or _guessed(root)
+    flags.default = [*flags.default, *extra]
+    flags.per_file = {path: [*f, *extra] for path, f in flags.per_file.items()}
+    progress(f"build flags: {flags.source}")
+    return flags
+
+
+# -- 1. a compile database -------------------------------------------------------------------------
+
+def _from_database(root: Path, database_dir: Path | None) -> BuildFlags | None:
+    if database_dir is not None:
+        path = Path(database_dir) / DATABASE if Path(database_dir).is_dir() else Path(database_dir)
+        if not path.is_file():
+            raise UsageError(f"-p {database_dir}: no {DATABASE} there")
+        return read_database(path, root, f"{path}")
+    for candidate in (root / DATABASE, root / "build" / DATABASE):
+        if candidate.is_file():
+            return read_database(candidate, root, f"{candidate.relative_to(root)}")
+    return None
+
+
+def read_database(path: Path, root: Path, name: str) -> BuildFlags:
+    try:
+        entries = json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError) as err:
+        raise UsageError(f"{path}: not a readable compile database ({err})") from None
+    per_file: dict[Path, list[str]] = {}
+    missing = []
+    for entry in entries:
+        directory = (path.parent / entry.get("directory", ".")).resolve()  # relative: from the database
+        file = (directory / entry["file"]).resolve()
+        if not file.exists():
+            missing.append(str(entry["file"]))
+            continue
+        words = entry.get("arguments") or shlex.split(entry.get("command", ""))
+        per_file[file] = analysis_flags(words[1:], directory)
+    if missing and not per_file:
+        raise UsageError(f"{path} names only files that do not exist (first: {missing[0]}): "
+                         "regenerate it, or remove it to let rclify find the flags")
+    default = [f"-I{root}", *_common(per_file.values())]
+    return BuildFlags(f"{name} ({len(per_file)} files)", default, per_file)
+
+
+def analysis_flags(words: list[str], directory: Path) -> list[str]:
+    """The flags of a compiler command line that change what the preprocessor and parser see:
+    include paths (made absolute), macros, forced includes, the C standard."""
+    out, i = [], 0
+    while i < len(words):
+        word = words[i]
+        option = next((o for o in _KEPT_WITH_VALUE if word == o or word.startswith(o)), None)
+        if option is not None:
+            value = word[len(option):] if word != option else (words[i + 1] if i + 1 < len(words) else "")
+            i += 1 if word != option else 2
+            if option in ("-I", "-include", "-isystem", "-iquote", "-idirafter"):
+                value = str((directory / value).resolve()) if not os.path.isabs(value) else value
+            out += [option + value] if option in ("-I", "-D", "-U") else [option, value]
+            continue
+        if word.startswith("-std="):
+            out.append(word)
+        i += 1
+    return out
+
+
+def _common(flag_lists) -> list[str]:
+    """Flags every database entry has: the default for files it does not list (headers)."""
+    lists = list(flag_lists)
+    if not lists:
+        return []
+    return [f for f in lists[0] if all(f in other for other in lists[1:])]
+
+
+# -- 2. CMake ----------------------------------------------------------------------------------------
+
+def _from_cmake(root: Path, progress: Callable[[str], None]) -> BuildFlags | None:
+    if not (root / "CMakeLists.txt").is_file() or shutil.which("cmake") is None:
+        return None
+    build = Path(tempfile.mkdtemp(prefix="rclify-cmake-"))
+    progress(f"build flags: no {DATABASE}; configuring with CMake in a scratch directory ({build})")
+    proc = subprocess.run(["cmake", "-S", str(root), "-B", str(build), "-DCMAKE_EXPORT_COMPILE_COMMANDS=ON"],
+                          capture_output=True, text=True, timeout=CONFIGURE_TIMEOUT)
+    if proc.returncode != 0 or not (build / DATABASE).is_file():
+        shutil.rmtree(build, ignore_errors=True)
+        progress(f"warning: cmake failed ({_last_line(proc.stderr or proc.stdout)}); trying the next way")
+        return None
+    flags = read_database(build / DATABASE, root, f"CMake's {DATABASE} (scratch build)")
+    flags.scratch.append(build)
+    return flags
+
+
+# -- 3. autotools ------------------------------------------------------------------------------------
+
+def _config_headers(root: Path) -> list[str]:
+    """The headers configure generates (AC_CONFIG_HEADERS), relative to the root."""
+    script = root / "configure.ac" if (root / "configure.ac").is_file() else root / "configure.in"
+    try:
+        text = script.read_text(errors="replace")
+    except OSError:
+        return []
+    names = []
+    for m in re.finditer(r"A[CM]_CONFIG_HEADERS?\(\s*\[?([^\]\),]+)", text):
+        names += [name.split(":")[0] for name in m.group(1).split()]
+    return names
+
+
+def _from_configure(root: Path, progress: Callable[[str], None]) -> BuildFlags | None:
+    headers = _config_headers(root)
+    if not (root / "configure").is_file() or not headers or all((root / h).exists() for h in headers):
+        return _configured(root, headers) if headers and all((root / h).exists() for h in headers) else None
+    scratch = Path(tempfile.mkdtemp(prefix="rclify-configure-"))
+    copy = scratch / root.name
+    progress(f"build flags: the tree is not configured (no {', '.join(headers)}): running ./configure "
+             f"in a scratch copy ({copy}); the tree itself is not touched")
+    shutil.copytree(root, copy, symlinks=True, ignore=shutil.ignore_patterns(".git", ".rclify"))
+    proc = subprocess.run(["sh", "./configure"], cwd=copy, capture_output=True, text=True,
+                          timeout=CONFIGURE_TIMEOUT)
+    if proc.returncode != 0:
+        shutil.rmtree(scratch, ignore_errors=True)
+        progress(f"warning: ./configure failed ({_last_line(proc.stderr or proc.stdout)}); guessing the flags")
+        return None
+    flags = _configured(root, headers, copy)
+    flags.source += " (configured in a scratch copy)"
+    flags.scratch.append(scratch)
+    return flags
+
+
+def _configured(root: Path, headers: list[str], generated_in: Path | None = None) -> BuildFlags:
+    where = generated_in or root
+    dirs = sorted({str((where / h).parent) for h in headers})
+    guessed = _guessed(root)
+    return BuildFlags(f"autotools ({', '.join(headers)})",
+                      ["-DHAVE_CONFIG_H", *[f"-I{d}" for d in dirs], *guessed.default])
+
+
+# -- 4. a guess --------------------------------------------------------------------------------------
+
+def _guessed(root: Path) -> BuildFlags:
+    """-I for the root and for every directory holding a header that some file includes by a
+    name not found beside the including file."""
+    headers: dict[str, set[Path]] = {}
+    sources = []
+    for directory, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if not d.startswith(".")]
+        for name in files:
+            path = Path(directory) / name
+            if name.endswith((".h", ".hh", ".hpp")):
+                headers.setdefault(name, set()).add(path)
+            if name.endswith((".c", ".h", ".cc", ".cpp", ".cxx", ".hh", ".hpp")):
+                sources.append(path)
+    dirs: set[Path] = set()
+    for source in sources:
+        try:
+            text = source.read_text(errors="replace")
+        except OSError:
+            continue
+        for name in _INCLUDE.findall(text):
+            if (source.parent / name).exists():
+                continue
+            for header in headers.get(Path(name).name, ()):
+                base = header.parents[len(Path(name).parts) - 1]
+                if str(header).endswith(name):
+                    dirs.add(base)
+    dirs.discard(root)
+    return BuildFlags(f"guessed ({len(dirs)} include directories)",
+                      [f"-I{root}", *[f"-I{d}" for d in sorted(dirs)]])
+
+
+def _last_line(text: str) -> str:
+    lines = [line for line in text.strip().splitlines() if line.strip()]
+    return lines[-1][:160] if lines else "no output"

@@ -1,0 +1,105 @@
+"""Know the build (rclify/transform/build_flags.py): every file is analysed with the flags its
+build uses: a compile database, CMake's export, ./configure in a scratch copy, or a guess."""
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from rclify.errors import UsageError
+from rclify.transform import build_flags
+
+
+def quiet(message: str) -> None:
+    pass
+
+
+def test_database_flags_are_per_file_with_absolute_include_paths(tmp_path):
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "a.c").write_text("int a;\n")
+    (tmp_path / "b.c").write_text("int b;\n")
+    (tmp_path / "compile_commands.json").write_text(json.dumps([
+        {"directory": str(tmp_path), "file": "src/a.c",
+         "command": "cc -O2 -Wall -Iinclude -I /opt/x -DFOO=1 -include cfg.h -std=gnu99 -c src/a.c -o a.o"},
+        {"directory": str(tmp_path / "src"), "arguments": ["cc", "-I..", "-DBAR", "-c", "../b.c"], "file": "../b.c"},
+    ]))
+    flags = build_flags.find(tmp_path, None, ["-DUSER"], quiet)
+    assert flags.for_file(tmp_path / "src" / "a.c") == [
+        f"-I{tmp_path / 'include'}", "-I/opt/x", "-DFOO=1", "-include", str(tmp_path / "cfg.h"), "-std=gnu99", "-DUSER"]
+    assert flags.for_file(tmp_path / "b.c") == [f"-I{tmp_path}", "-DBAR", "-DUSER"]
+    assert flags.built(tmp_path / "b.c") and not flags.built(tmp_path / "c.c")
+    assert flags.source.startswith("compile_commands.json")
+
+
+def test_a_database_naming_only_missing_files_is_one_clear_error(tmp_path):
+    (tmp_path / "compile_commands.json").write_text(json.dumps(
+        [{"directory": str(tmp_path), "file": "gone.c", "command": "cc -c gone.c"}]))
+    with pytest.raises(UsageError, match="names only files that do not exist"):
+        build_flags.find(tmp_path, None, [], quiet)
+    with pytest.raises(UsageError, match="no compile_commands.json"):
+        build_flags.find(tmp_path, tmp_path / "nowhere", [], quiet)
+
+
+def test_the_guess_adds_the_directories_of_included_headers(tmp_path):
+    for rel, text in {"include/uv.h": "", "src/uv-common.h": "", "src/unix/core.c": '#include "uv.h"\n#include "uv-common.h"\n',
+                      "src/unix/internal.h": "", "src/unix/loop.c": '#include "internal.h"\n'}.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    flags = build_flags.find(tmp_path, None, [], quiet)
+    assert flags.default == [f"-I{tmp_path}", f"-I{tmp_path / 'include'}", f"-I{tmp_path / 'src'}"]
+    assert flags.built(tmp_path / "src/unix/core.c")  # without a database every file counts as built
+
+
+def test_an_unconfigured_autotools_tree_is_configured_in_a_scratch_copy(tmp_path):
+    (tmp_path / "configure.ac").write_text("AC_INIT([t], [1])\nAC_CONFIG_HEADERS([lib_config.h])\n")
+    (tmp_path / "configure").write_text("#!/bin/sh\necho '#define HAVE_THING 1' > lib_config.h\n")
+    (tmp_path / "a.c").write_text('#include "lib_config.h"\n')
+    before = sorted(p.name for p in tmp_path.iterdir())
+    messages = []
+    flags = build_flags.find(tmp_path, None, [], messages.append)
+    try:
+        assert sorted(p.name for p in tmp_path.iterdir()) == before  # the tree is not touched
+        generated = Path(next(f for f in flags.default if f.startswith("-I") and "rclify-configure" in f)[2:])
+        assert (generated / "lib_config.h").read_text() == "#define HAVE_THING 1\n"
+        assert "-DHAVE_CONFIG_H" in flags.default
+        assert any("running ./configure in a scratch copy" in m for m in messages)
+    finally:
+        flags.cleanup()
+    assert not generated.exists()
+
+
+@pytest.mark.skipif(shutil.which("cmake") is None, reason="cmake is not installed (scripts/setup.sh installs it)")
+def test_a_cmake_tree_gives_its_compile_database(tmp_path):
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "a.c").write_text("int main(void) { return 0; }\n")
+    (tmp_path / "CMakeLists.txt").write_text(
+        "cmake_minimum_required(VERSION 3.10)\nproject(t C)\nadd_executable(t src/a.c)\n"
+        "target_include_directories(t PRIVATE include)\ntarget_compile_definitions(t PRIVATE FROM_CMAKE=1)\n")
+    flags = build_flags.find(tmp_path, None, [], quiet)
+    try:
+        assert f"-I{tmp_path / 'include'}" in flags.for_file(tmp_path / "src" / "a.c")
+        assert "-DFROM_CMAKE=1" in flags.for_file(tmp_path / "src" / "a.c")
+        assert not (tmp_path / "CMakeCache.txt").exists()  # configured out of the tree
+    finally:
+        flags.cleanup()
+
+
+def test_transform_finds_headers_the_build_would(tmp_path):
+    """End to end: a region in a file whose header lives in include/ is extracted, not refused
+    for parse errors, with no flags given (the guess)."""
+    (tmp_path / "include").mkdir()
+    (tmp_path / "include" / "counter.h").write_text(
+        "#include <pthread.h>\ntypedef struct { pthread_mutex_t lock; long n; } counter_t;\n")
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "counter.c").write_text(
+        '#include "counter.h"\nvoid counter_add(counter_t *c, long d)\n{\n'
+        "    pthread_mutex_lock(&c->lock);\n    c->n += d;\n    pthread_mutex_unlock(&c->lock);\n}\n")
+    report = tmp_path.parent / f"{tmp_path.name}.json"
+    proc = subprocess.run([sys.executable, "-m", "rclify", "transform", str(tmp_path), "--dry-run", "-q",
+                           "--report", str(report)], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    regions = json.loads(report.read_text())["regions"]
+    assert [(r["file"], r["status"]) for r in regions] == [("src/counter.c", "extracted")]
