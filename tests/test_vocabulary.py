@@ -17,7 +17,7 @@ TREE = Path(__file__).parent / "fixtures" / "smpl" / "tree"
 @pytest.fixture(scope="module")
 def analysis():
     files = sorted(p for p in TREE.rglob("*") if p.suffix in (".c", ".h"))
-    return analyse(TREE.resolve(), [f.resolve() for f in files], [f"-I{TREE.resolve()}"], 1, lambda m: None)
+    return analyse(TREE.resolve(), [f.resolve() for f in files], lambda path: [f"-I{TREE.resolve()}"], 1, lambda m: None)
 
 
 def test_macros_and_wrappers_are_inferred(analysis):
