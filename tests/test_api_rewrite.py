@@ -150,6 +150,10 @@ def test_define_pass_and_include_helpers():
     text, notes = rewrite_leftovers("#define MK(m) pthread_mutex_init(&(m), \\\n  NULL)\n/* pthread_mutex_lock( */\n", "a.c")
     assert text == "#define MK(m) rcl_mutex_init(&(m), \\\n  NULL, NULL)\n/* pthread_mutex_lock( */\n"
     assert notes == ["a.c:1: pthread_mutex_init rewritten textually (in #define MK)"]
+    # libmicrohttpd's mhd_locks.h: an #if asks whether pthread.h defines the initializer; it still does
+    guarded = "#  if defined(PTHREAD_MUTEX_INITIALIZER)\n#define DEFN(m) static pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER\n#endif\n"
+    text, _ = rewrite_leftovers(guarded, "b.h")
+    assert text.startswith("#  if defined(PTHREAD_MUTEX_INITIALIZER)\n") and "= RCL_MUTEX_INITIALIZER(" in text
     assert add_include("int x;\n", "lock_config.h") == '#include "lock_config.h"\n#line 1\nint x;\n'
     once = add_include("#include <pthread.h>\n#include <pthread.h>\nint x;\n", "c.h")
     assert once == '#include <pthread.h>\n#include <pthread.h>\n#include "c.h"\n#line 3\nint x;\n'

@@ -6,6 +6,7 @@ Two passes, because a wrapper defined in one file (thread.c's item_lock) is used
   2. regions_of(): every function's regions, read with that vocabulary.
 """
 
+import re
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -72,7 +73,7 @@ def analyse(root: Path, files: list[Path], flags_for: Callable[[Path], list[str]
                 if i % 10 == 0 or i == len(paths):
                     progress(f"libclang: parsed {i}/{len(paths)} files")
 
-    todo = [f for f in candidates if _mentions(f, {"pthread_mutex"})]
+    todo = _seed(files)
     while todo:
         parse_all(todo)
         for add in (add_macros, add_wrappers):  # every file's macros before any file's wrappers
@@ -84,6 +85,27 @@ def analyse(root: Path, files: list[Path], flags_for: Callable[[Path], list[str]
     for parsed in result.parsed.values():
         result.stubbed_headers.extend(h for h in parsed.stubbed if h not in result.stubbed_headers)
     return result
+
+
+_QUOTED_INCLUDE = re.compile(rb'^[ \t]*#[ \t]*include[ \t]*"([^"]+)"', re.M)
+
+
+def _seed(files: list[Path]) -> list[Path]:
+    """The C files to parse first: those naming the pthread mutex API, and those including (through
+    any chain of the tree's headers) a header that does, where lock macros are usually defined
+    (libmicrohttpd's mhd_locks.h, reached through internal.h).  The fixpoint finds the rest."""
+    texts = {f: f.read_bytes() for f in files}
+    locking = {f.name for f in files if f.suffix != ".c" and b"pthread_mutex" in texts[f]}
+    includes = {f: {Path(name.decode(errors="replace")).name for name in _QUOTED_INCLUDE.findall(texts[f])}
+                for f in files}
+    changed = True
+    while changed:  # a header including a locking header is one too
+        changed = False
+        for f in files:
+            if f.suffix != ".c" and f.name not in locking and includes[f] & locking:
+                locking.add(f.name)
+                changed = True
+    return [f for f in files if f.suffix == ".c" and (b"pthread_mutex" in texts[f] or includes[f] & locking)]
 
 
 def _may_lock(parsed: ParsedFile, fn: ci.Cursor, names: set[bytes]) -> bool:

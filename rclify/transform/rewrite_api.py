@@ -147,6 +147,8 @@ def rewrite_leftovers(text: str, file: str = "") -> tuple[str, list[str]]:
         if j < len(code):
             edits.append((m.start(), m.end(), "rcl_mutex_init(", "pthread_mutex_init"))
             edits.append((j, j, ", NULL", ""))
+    # `#if defined(PTHREAD_MUTEX_INITIALIZER)` asks whether pthread.h defines it: still true, left alone
+    edits = [e for e in edits if not _in_conditional_directive(code, e[0])]
     notes = []
     for start, end, replacement, what in sorted(edits, reverse=True):
         text = text[:start] + replacement + text[end:]
@@ -155,6 +157,14 @@ def rewrite_leftovers(text: str, file: str = "") -> tuple[str, list[str]]:
             where = "in #define " + _define_name(code, start) if _define_name(code, start) else "code spatch did not rewrite"
             notes.append(f"{file}:{line}: {what} rewritten textually ({where})")
     return text, sorted(set(notes))
+
+
+def _in_conditional_directive(code: str, at: int) -> bool:
+    """Does offset at lie in an #if/#ifdef/#ifndef/#elif line (continuations included)?"""
+    begin = code.rfind("\n", 0, at) + 1
+    while begin > 1 and code[begin - 2] == "\\":
+        begin = code.rfind("\n", 0, begin - 1) + 1
+    return re.match(r"[ \t]*#[ \t]*(?:if|ifdef|ifndef|elif)\b", code[begin:]) is not None
 
 
 def _define_name(code: str, at: int) -> str:

@@ -168,25 +168,62 @@ def _expanded(macro: Macro, args: list[str], vocab: Vocabulary, depth: int) -> L
 
 
 def _classify_checked(tokens: list[Token], text: str, vocab: Vocabulary, depth: int) -> LockOp | None:
-    """if (CALL != 0) FAILURE;  if (CALL) FAILURE;  if ((v = CALL) != 0) FAILURE;  (no else)
+    """if (FAILED) FAILURE;  (no else) where FAILED is true exactly when the lock call failed:
+    `CALL`, `CALL != 0`, `(v = CALL) != 0`, `!(CALL == 0)`, and any such through expression
+    macros and negations: libmicrohttpd's `if (! MHD_mutex_lock_ (m))` with
+    `#define MHD_mutex_lock_(m) (! (pthread_mutex_lock ((m))))`.
 
     The failure branch is dropped: a section the runtime cannot lock aborts with a message, so
-    that branch could only run on a broken mutex.  Success-branch forms (`== 0`, `!CALL`) are
-    regions of their own, not checks, and are not accepted here."""
+    that branch could only run on a broken mutex.  Success tests (`== 0`, `!CALL`) are regions of
+    their own, not checks, and are not accepted here."""
     close = matching_bracket(tokens, 1)
     if close < 0 or close == len(tokens) - 1 or any(t.text == "else" for t in tokens[close + 1 :]):
         return None
-    cond = tokens[2:close]
-    if len(cond) >= 2 and cond[-2].text == "!=" and cond[-1].text == "0":
-        cond = cond[:-2]
-    if cond and cond[0].text == "(" and matching_bracket(cond, 0) == len(cond) - 1:
-        cond = cond[1:-1]
-    if not cond or cond[0].text == "!":
+    found = _failure_test(text[tokens[2].start : tokens[close - 1].end], vocab, depth + 1) if close > 2 else None
+    if found is None or not found[1]:
         return None
-    op = classify(text[cond[0].start : cond[-1].end], vocab, depth + 1)
+    op = found[0]
+    return LockOp(op.kind, op.mutex, op.key, op.via, True, op.wrapper, op.wrapper_expr, op.result)
+
+
+def _failure_test(text: str, vocab: Vocabulary, depth: int) -> tuple[LockOp, bool] | None:
+    """(the lock operation in an if-condition, whether the condition is true when it FAILED),
+    following `!`, `!= 0`, `== 0`, parentheses and expression macros (only these count towards the
+    expansion depth); None for anything else."""
+    tokens = tokenize(text)
+    if not tokens or depth > _MAX_EXPANSION_DEPTH:
+        return None
+    if tokens[0].text == "(" and matching_bracket(tokens, 0) == len(tokens) - 1:
+        return _failure_test(text[tokens[1].start : tokens[-2].end], vocab, depth) if len(tokens) > 2 else None
+    if tokens[0].text == "!":
+        inner = _failure_test(text[tokens[1].start :], vocab, depth) if len(tokens) > 1 else None
+        return (inner[0], not inner[1]) if inner else None
+    if len(tokens) > 2 and tokens[-1].text == "0" and tokens[-2].text in ("!=", "=="):
+        inner = _failure_test(text[: tokens[-2].start], vocab, depth)
+        return (inner[0], inner[1] == (tokens[-2].text == "!=")) if inner else None
+    macro = vocab.macros.get(tokens[0].text)
+    if macro is not None and macro.params and len(tokens) > 2 and tokens[1].text == "(" \
+            and matching_bracket(tokens, 1) == len(tokens) - 1:
+        body = substitute(macro.body, macro.params, split_args(text[tokens[1].end : tokens[-1].start]))
+        inner = _failure_test(body, vocab, depth + 1) if body is not None else None
+        if inner is not None:
+            op = inner[0]
+            return LockOp(op.kind, _unwrapped(pretty(op.mutex)), op.key, macro.name, op.checked, op.wrapper,
+                          op.wrapper_expr, op.result), inner[1]
+    op = classify(text, vocab, depth)
     if op is None or op.kind == "trylock":
         return None
-    return LockOp(op.kind, op.mutex, op.key, op.via, True, op.wrapper, op.wrapper_expr, op.result)
+    return op, True  # the call's value (or `v = CALL`'s): nonzero when it failed
+
+
+def _unwrapped(expr: str) -> str:
+    """expr without the parentheses around all of it: `((&m))` -> `&m`."""
+    while expr.startswith("(") and expr.endswith(")"):
+        tokens = tokenize(expr)
+        if matching_bracket(tokens, 0) != len(tokens) - 1:
+            break
+        expr = expr[1:-1].strip()
+    return expr
 
 
 def _classify_assigned(tokens: list[Token], text: str, vocab: Vocabulary, depth: int) -> LockOp | None:
