@@ -1,8 +1,8 @@
 """Why a critical region is left hybrid (lock/unlock calls, correct on every algorithm).
 
 Every reason rclify gives is a member of Reason, defined here with the sentence the report
-prints; the analysis (regions.py), the planning (plan.py) and the compile check (verify.py)
-name these members, never a bare string.  Each reason has a fixture in
+prints; the analysis (regions.py), the planning (plan.py), the C++ listing (cxx.py) and the compile
+check (verify.py) name these members, never a bare string.  Each reason has a fixture in
 tests/fixtures/refusals/<reason>/ and tests/test_refusals.py fails for one that has none.
 """
 
@@ -33,6 +33,7 @@ class Reason(StrEnum):
     HOIST_NOT_SIMPLE = "hoist-not-simple"
     PREPROCESSOR_CONDITIONAL = "preprocessor-conditional"
     TRYLOCK = "trylock"
+    CXX_SOURCE = "c++-source"
 
 
 WHY = {
@@ -59,6 +60,7 @@ WHY = {
     Reason.HOIST_NOT_SIMPLE: "a variable declared in the region and used after it has a declaration that cannot be split",
     Reason.PREPROCESSOR_CONDITIONAL: "an #if/#endif pair is split by the region's boundaries",
     Reason.TRYLOCK: "trylock regions are run in hybrid mode",
+    Reason.CXX_SOURCE: "the region is in a C++ file: rclify extracts C only; its lock calls run in hybrid mode",
 }
 
 REASONS = {reason.value: WHY[reason] for reason in Reason}  # key -> sentence, as the report shows
