@@ -34,6 +34,7 @@ class Reason(StrEnum):
     PREPROCESSOR_CONDITIONAL = "preprocessor-conditional"
     TRYLOCK = "trylock"
     CXX_SOURCE = "c++-source"
+    FILE_LEFT_UNCHANGED = "file-left-unchanged"
 
 
 WHY = {
@@ -61,6 +62,8 @@ WHY = {
     Reason.PREPROCESSOR_CONDITIONAL: "an #if/#endif pair is split by the region's boundaries",
     Reason.TRYLOCK: "trylock regions are run in hybrid mode",
     Reason.CXX_SOURCE: "the region is in a C++ file: rclify extracts C only; its lock calls run in hybrid mode",
+    Reason.FILE_LEFT_UNCHANGED: "the file was left as it was (see files_left_unchanged) so that every file that "
+                                "compiled still does: its lock calls stay pthread calls",
 }
 
 REASONS = {reason.value: WHY[reason] for reason in Reason}  # key -> sentence, as the report shows
