@@ -171,3 +171,17 @@ def test_cxx_files_are_listed_rewritten_and_revertible(tmp_path):
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert all((tree / n).read_bytes() == data for n, data in before.items())
+
+
+def test_c_file_left_with_a_pthread_call_keeps_its_header_unchanged(tmp_path):
+    """slow.c calls pthread_mutex_timedlock (no rcl_* twin: the rewrite leaves the file as it is) on
+    the shared header's lock: gcc refuses it once the lock is an rcl_mutex_t (an incompatible
+    pointer is an error in the check, as in gcc 14), so the header's group stays unchanged."""
+    slow = '#include <time.h>\n#include "shared.h"\nint ledger_try_until(const struct timespec *deadline)\n' \
+           "{ int rc = pthread_mutex_timedlock(&ledger.lock, deadline); return rc; }\n"
+    tree, before = _tree(tmp_path, {"slow.c": slow})
+    _, report = _transform(tree)
+    unchanged = report["files_left_unchanged"]
+    assert "incompatible pointer" in unchanged.get("slow.c", ""), unchanged
+    assert {"shared.h", "core.c", "app.cpp"} <= set(unchanged)
+    assert all((tree / n).read_bytes() == before[n] for n in before)

@@ -63,7 +63,7 @@ def cxx_compiles(tree: Path, rel: str, flags: list[str], original: Path | None =
     after = [] if original is None else ["-idirafter", str((original / rel).parent), "-idirafter", str(original)]
     proc = subprocess.run(["g++", "-fsyntax-only", "-w", f"-I{tree}", *flags, *cflags(), *after, rel],
                           cwd=tree, capture_output=True, text=True)
-    first = next((line for line in proc.stderr.splitlines() if "error" in line), proc.stderr[:300])
+    first = next((line for line in proc.stderr.splitlines() if ": error:" in line), proc.stderr[:300])
     return proc.returncode == 0, first
 
 

@@ -1,14 +1,16 @@
 """The API rewrite over the extracted text, in a staging copy of the tree, then a compile check.
 
 Every changed C file is compiled (gcc -fsyntax-only) against the staged headers and the runtime's,
-and every C++ source that changed or includes (transitively) a changed header with g++.  A C file
-whose new text does not compile while its original does is retried with the API rewrite alone
-(its regions left hybrid, reason generated-code-does-not-compile).  A file that still does not
+with every C file that includes (transitively) a changed header and still names the pthread
+mutex/cond API (pthread_mutex_timedlock...), and every C++ source that changed or includes a
+changed header with g++.  A C file whose new text does not compile while its original does is
+retried with the API rewrite alone (its regions left hybrid, reason generated-code-does-not-compile).  A file that still does not
 compile is left unchanged, and with it every changed file that must then stay as it is for the
 tree to stay consistent (rclify/transform/includes.py: the headers it includes, their includers,
 files sharing its lock declarations); all are reported.  Nothing here writes to the tree.
 """
 
+import re
 import shutil
 import subprocess
 import tempfile
@@ -27,6 +29,9 @@ from rclify.transform.refusals import Reason
 from rclify.transform.report import Outcome, leave_hybrid
 
 
+_PTHREAD_API = re.compile(r"\bpthread_(mutex|cond)_")
+
+
 def _read(path: Path) -> str:
     return path.read_text(encoding="utf-8", errors="surrogateescape")
 
@@ -36,10 +41,11 @@ def _write(path: Path, text: str) -> None:
 
 
 def compiles(tree: Path, rel: str, defines: list[str]) -> tuple[bool, str]:
-    """gcc -fsyntax-only on tree/rel, with the tree's headers and the runtime's."""
-    proc = subprocess.run(["gcc", "-fsyntax-only", "-std=gnu11", "-w", f"-I{tree}", *defines, *cflags(), rel],
-                          cwd=tree, capture_output=True, text=True)
-    first = next((line for line in proc.stderr.splitlines() if "error" in line), proc.stderr[:300])
+    """gcc -fsyntax-only on tree/rel, with the tree's headers and the runtime's.  A pointer of the
+    wrong type is an error (gcc 14's default): pthread_mutex_lock on an rcl_mutex_t is one."""
+    proc = subprocess.run(["gcc", "-fsyntax-only", "-std=gnu11", "-Werror=incompatible-pointer-types", f"-I{tree}",
+                           *defines, *cflags(), rel], cwd=tree, capture_output=True, text=True)
+    first = next((line for line in proc.stderr.splitlines() if ": error:" in line), proc.stderr[:300])
     return proc.returncode == 0, first
 
 
@@ -97,11 +103,12 @@ class Staging:
     def _verify(self, changed: dict[str, str], extracted_in: set[str]) -> None:
         graph = IncludeGraph(self.root, self.files, self.defines)
         headers = {rel for rel in changed if is_header(rel)}
-        c_files = sorted(rel for rel in changed if rel.endswith(".c"))
+        c_files = sorted(rel for rel in graph.direct if rel.endswith(".c") and (rel in changed or (
+            graph.closure(rel) & headers and _PTHREAD_API.search(_read(self.root / rel)))))  # timedlock...
         cxx_files = sorted(rel for rel in graph.direct if is_cxx_source(rel)
                            and (rel in changed or graph.closure(rel) & headers))
-        self.progress(f"checking that {len(c_files)} changed C files and {len(cxx_files)} C++ files whose "
-                      "text or headers changed still compile (gcc / g++ -fsyntax-only)")
+        self.progress(f"checking that {len(c_files)} C files and {len(cxx_files)} C++ files whose text or "
+                      "headers changed still compile (gcc / g++ -fsyntax-only)")
         checks = [(rel, self.dir) for rel in c_files + cxx_files]
         with ThreadPoolExecutor(max_workers=max(1, self.jobs)) as pool:
             results = dict(zip(c_files + cxx_files, pool.map(lambda job: self._compiles(*job), checks)))
