@@ -185,3 +185,28 @@ def test_c_file_left_with_a_pthread_call_keeps_its_header_unchanged(tmp_path):
     assert "incompatible pointer" in unchanged.get("slow.c", ""), unchanged
     assert {"shared.h", "core.c", "app.cpp"} <= set(unchanged)
     assert all((tree / n).read_bytes() == before[n] for n in before)
+
+
+def test_cxx_regions_through_a_macro_and_a_wrapper(tmp_path):
+    """Lock calls reached through the tree's lock macro and its lock wrapper are listed with the
+    lock they take (matched to its lock_config.h entry) and how they were reached."""
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    (tree / "w.h").write_text(
+        '#include <pthread.h>\n#define LOCK(m) pthread_mutex_lock(&(m))\n#define UNLOCK(m) pthread_mutex_unlock(&(m))\n'
+        '#ifdef __cplusplus\nextern "C" {\n#endif\nvoid item_lock(unsigned hv);\nvoid item_unlock(unsigned hv);\n'
+        "#ifdef __cplusplus\n}\n#endif\n")
+    (tree / "w.c").write_text(
+        '#include "w.h"\nstatic pthread_mutex_t item_locks[16];\n'
+        "void item_lock(unsigned hv) { pthread_mutex_lock(&item_locks[hv % 16]); }\n"
+        "void item_unlock(unsigned hv) { pthread_mutex_unlock(&item_locks[hv % 16]); }\n"
+        "void init(void) { for (int i = 0; i < 16; i++) pthread_mutex_init(&item_locks[i], NULL); }\n")
+    (tree / "u.cpp").write_text(
+        '#include "w.h"\nstatic pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;\nstatic int x;\n'
+        "void a() { LOCK(m); x++; UNLOCK(m); }\n"
+        "void b(unsigned hv) { item_lock(hv); x++; item_unlock(hv); }\n")
+    _, report = _transform(tree, "--dry-run")
+    found = {(r["line"], r["function"], r["lock"], r["via"], r.get("lock_id")) for r in report["regions"]
+             if r["file"] == "u.cpp" and r["reason"] == "c++-source"}
+    assert found == {(4, "a", "&m", "LOCK", "u.cpp:m"),
+                     (5, "b", "&item_locks[(hv) % 16]", "item_lock", "w.c:item_locks[]")}, found

@@ -22,7 +22,7 @@ from rclify.ctext.tokens import call_arguments, code_only
 from rclify.errors import ParseError
 from rclify.runtime_build import cflags
 from rclify.transform.refusals import REASONS, Reason
-from rclify.transform.vocabulary import Vocabulary, substitute
+from rclify.transform.vocabulary import Vocabulary, classify, substitute
 
 CXX_SOURCES = (".cpp", ".cc", ".cxx")
 CXX_HEADERS = (".hpp", ".hh", ".hxx")
@@ -146,10 +146,11 @@ def _record(call: ci.Cursor, function: str, rel: str, kind: str, vocab: Vocabula
     args = [_source(a) for a in call.get_arguments()]
     lock = args[0] if args else ""
     via = ""
-    written = next(iter(call.get_tokens()), None)
-    if written is not None and written.spelling != call.spelling and written.spelling in vocab.macros:
-        via = written.spelling
-    if call.spelling in vocab.wrappers:
+    written = _source(call)
+    if not written.startswith(call.spelling):  # through a macro: read as the C analysis reads it
+        op = classify(written, vocab)
+        via, lock = (op.via, op.mutex) if op is not None else (written.split("(")[0].strip(), written)
+    elif call.spelling in vocab.wrappers:
         wrapper = vocab.wrappers[call.spelling]
         via, lock = wrapper.name, substitute(wrapper.expr, wrapper.params, args) or lock
     line = call.location.line
