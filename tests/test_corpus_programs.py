@@ -14,8 +14,10 @@ from pathlib import Path
 
 import pytest
 
+from rclify.transform.cxx import CXX_SUFFIXES
+from corpus_build import build
+
 CORPUS = Path(__file__).resolve().parent.parent / "corpus"
-BUILD_CMD = ["cc", "-O1", "-g", "-pthread", "-Wall"]
 RUN_TIMEOUT_S = 10
 REASONS = {
     "lock-unlock-in-different-functions",
@@ -25,6 +27,7 @@ REASONS = {
     "va_list",
     "computed-goto",
     "label-targeted-from-outside",
+    "c++-source",
 }
 EXPECT_RE = re.compile(r"^expect: (extract|hybrid (\S+))$")
 
@@ -32,18 +35,15 @@ PROGRAMS = sorted(p.name for p in CORPUS.iterdir() if (p / "expected.txt").is_fi
 
 
 def _build(name: str, root: Path) -> tuple[Path | None, str]:
-    """Copy the program's sources to root/name and build them there."""
+    """Copy the program's sources to root/name and build them there (with C++ sources: the C files
+    compiled with cc, the C++ ones with c++, linked with c++)."""
     src = CORPUS / name
     dst = root / name
     dst.mkdir()
     for f in src.iterdir():
-        if f.suffix in (".c", ".h"):
+        if f.suffix in (".c", ".h", *CXX_SUFFIXES):
             shutil.copy(f, dst)
-    sources = sorted(p.name for p in dst.glob("*.c"))
-    proc = subprocess.run(
-        BUILD_CMD + sources + ["-o", "prog"],
-        cwd=dst, capture_output=True, text=True, timeout=120,
-    )
+    proc = build(dst, [], [])
     if proc.returncode != 0:
         return None, proc.stderr
     return dst / "prog", proc.stderr

@@ -1,8 +1,9 @@
 """Every refusal reason has a fixture that asserts it (the clang-tidy/LibCST style: a refused
 pattern is a fixture that asserts the message).
 
-tests/fixtures/refusals/<reason>/input.c is a small program whose interesting region rclify must
-leave hybrid for that reason; expected.txt holds the facts the report must show for it:
+tests/fixtures/refusals/<reason>/input.c (input.cpp for a C++ reason) is a small program whose
+interesting region rclify must leave hybrid for that reason, next to any other files it needs (a
+shared header, a C++ file); expected.txt holds the facts the report must show for it:
     line: 12            the region's lock line
     reason: <reason>    the region's (first) reason
     function: name      optional
@@ -25,6 +26,13 @@ CASES = sorted(p.name for p in FIXTURES.iterdir() if p.is_dir())
 # Reasons no input can produce, each with the evidence (where it is raised and why it cannot be
 # reached); they are exempt from the coverage test below.  Empty: every reason has a fixture.
 UNREACHABLE: set[str] = set()
+
+
+def input_file(case: str) -> Path:
+    """The fixture's input.c, or input.cpp."""
+    found = sorted((FIXTURES / case).glob("input.*"))
+    assert len(found) == 1, f"{case}: one input.c or input.cpp expected, found {[p.name for p in found]}"
+    return found[0]
 
 
 def expected(case: str) -> dict[str, str]:
@@ -50,21 +58,25 @@ def test_every_fixture_names_an_existing_reason():
     assert not (UNREACHABLE & set(CASES)), "a reason listed as UNREACHABLE has a fixture after all"
 
 
-@pytest.mark.skipif(shutil.which("gcc") is None, reason="needs gcc")
+@pytest.mark.skipif(shutil.which("gcc") is None or shutil.which("g++") is None, reason="needs gcc and g++")
 @pytest.mark.parametrize("case", CASES)
 def test_fixture_compiles(case):
-    proc = subprocess.run(["gcc", "-fsyntax-only", "-pthread", str(FIXTURES / case / "input.c")],
-                          capture_output=True, text=True, timeout=60)
-    assert proc.returncode == 0, proc.stderr
+    for source in sorted((FIXTURES / case).glob("*.c*")):
+        compiler = "gcc" if source.suffix == ".c" else "g++"
+        proc = subprocess.run([compiler, "-fsyntax-only", "-pthread", str(source)],
+                              capture_output=True, text=True, timeout=60)
+        assert proc.returncode == 0, proc.stderr
 
 
 @pytest.mark.skipif(shutil.which("spatch") is None, reason="spatch (coccinelle) not installed")
 @pytest.mark.parametrize("case", CASES)
 def test_region_is_left_hybrid_for_its_reason(case, tmp_path):
     facts = expected(case)
+    name = input_file(case).name
     tree = tmp_path / case
     shutil.copytree(FIXTURES / case, tree, ignore=shutil.ignore_patterns("expected.txt"))
-    original = (tree / "input.c").read_bytes()
+    files = sorted(p.name for p in tree.iterdir())
+    original = {n: (tree / n).read_bytes() for n in files}
     report = tmp_path / "r.json"
     proc = subprocess.run(
         [sys.executable, "-m", "rclify", "transform", str(tree), "--dry-run", "--report", str(report),
@@ -72,17 +84,16 @@ def test_region_is_left_hybrid_for_its_reason(case, tmp_path):
         cwd=ROOT, capture_output=True, text=True, timeout=120,
     )
     assert proc.returncode == 0, proc.stderr
-    assert (tree / "input.c").read_bytes() == original, "--dry-run changed the input"
-    given = sorted(p.name for p in (FIXTURES / case).iterdir() if p.name != "expected.txt")
-    assert sorted(p.name for p in tree.iterdir()) == given, "--dry-run wrote into the tree"
+    assert {n: (tree / n).read_bytes() for n in files} == original, "--dry-run changed the input"
+    assert sorted(p.name for p in tree.iterdir()) == files, "--dry-run wrote into the tree"
     regions = json.loads(report.read_text())["regions"]
     line = int(facts["line"])
-    found = [r for r in regions if r["file"] == "input.c" and r["line"] == line]
-    assert found, f"no region at input.c:{line}; regions at {[r['line'] for r in regions]}"
+    found = [r for r in regions if r["file"] == name and r["line"] == line]
+    assert found, f"no region at {name}:{line}; regions at {[r['line'] for r in regions]}"
     region = found[0]
-    assert region["status"] == "hybrid", f"input.c:{line} was {region['status']}, expected hybrid ({case})"
+    assert region["status"] == "hybrid", f"{name}:{line} was {region['status']}, expected hybrid ({case})"
     assert region["reason"] == facts["reason"], \
-        f"input.c:{line}: reason {region['reason']} ({region['why']}), other reasons {region['other_reasons']}"
+        f"{name}:{line}: reason {region['reason']} ({region['why']}), other reasons {region['other_reasons']}"
     assert region["reason"] in REASONS
     if "function" in facts:
         assert region["function"] == facts["function"]

@@ -16,9 +16,12 @@ from pathlib import Path
 import pytest
 
 from rclify import algorithms, runtime_build
+from rclify.transform.cxx import CXX_SOURCES
+from corpus_build import build
 
 CORPUS = Path(__file__).resolve().parent.parent / "corpus"
 PROGRAMS = sorted(p.name for p in CORPUS.iterdir() if (p / "expected.txt").is_file())
+CXX_PROGRAMS = [n for n in PROGRAMS if any(p.suffix in CXX_SOURCES for p in (CORPUS / n).iterdir())]
 ALGORITHMS = algorithms.names()  # every registered algorithm
 RUN_TIMEOUT_S = 60
 
@@ -43,13 +46,7 @@ def _transform_and_build(name: str, root: Path) -> dict:
     if proc.returncode != 0:
         return result
     result["report"] = json.loads(report.read_text())
-    sources = sorted(p.name for p in tree.glob("*.c"))
-    build = subprocess.run(
-        ["cc", "-O1", "-g", "-pthread", "-Wall", *runtime_build.cflags(), *sources, "-o", "prog",
-         *runtime_build.libs()],
-        cwd=tree, capture_output=True, text=True, timeout=120,
-    )
-    result["build"] = build
+    result["build"] = build(tree, [*runtime_build.cflags()], [*runtime_build.libs()])
     return result
 
 
@@ -90,6 +87,23 @@ def test_transformed_program_prints_what_the_original_does(transformed, name, al
                          text=True, timeout=RUN_TIMEOUT_S, env=env)
     assert run.returncode == 0, f"exit {run.returncode}:\n{run.stderr[-3000:]}"
     assert run.stdout == (CORPUS / name / "expected.txt").read_text()
+
+
+@pytest.mark.parametrize("name", CXX_PROGRAMS)
+def test_cxx_sources_are_rewritten_and_compile(transformed, name):
+    """Every C++ file was rewritten onto the runtime (no pthread mutex call or type left), is left
+    out of files_left_unchanged, and compiles after the transform (g++ -fsyntax-only)."""
+    result = transformed[name]
+    assert result["transform"].returncode == 0, result["transform"].stderr
+    assert not result["report"]["files_left_unchanged"], result["report"]["files_left_unchanged"]
+    for source in sorted(p for p in result["tree"].iterdir() if p.suffix in CXX_SOURCES):
+        text = source.read_text()
+        assert "pthread_mutex_" not in text and "rcl_mutex_lock(" in text, f"{source.name} was not rewritten"
+        proc = subprocess.run(["g++", "-fsyntax-only", "-Wall", *runtime_build.cflags(), source.name],
+                              cwd=result["tree"], capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 0, f"{source.name} does not compile after the transform:\n{proc.stderr}"
+    assert all(r["status"] == "hybrid" and r["reason"] == "c++-source"
+               for r in result["report"]["regions"] if Path(r["file"]).suffix in CXX_SOURCES)
 
 
 def test_second_transform_changes_nothing(transformed):

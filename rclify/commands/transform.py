@@ -50,7 +50,7 @@ def run(args) -> int:
     for rel, error in sorted(outcome.failures.items()):
         print(f"  warning: spatch could not parse all of {rel}: {error}")
     for rel, error in sorted(outcome.unchanged.items()):
-        print(f"  left unchanged (its transformed code does not compile): {rel}: {error}")
+        print(f"  left unchanged (so that every file that compiled still does): {rel}: {error}")
     for error in outcome.api_errors:
         print(f"  not rewritten (no runtime equivalent): {error}")
     for record in outcome.regions:

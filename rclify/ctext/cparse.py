@@ -57,13 +57,15 @@ class ParsedFile:
         return any(ext.start.line <= line <= ext.end.line for line in self.error_lines)
 
 
-def parse(path: Path, flags: list[str], stub_dir: Path | None = None) -> ParsedFile:
-    """Parses path with flags (-I/-D...), stubbing project headers that cannot be found."""
+def parse(path: Path, flags: list[str], stub_dir: Path | None = None, cxx: bool = False) -> ParsedFile:
+    """Parses path with flags (-I/-D...), stubbing project headers that cannot be found; as C++
+    (the compiler's default standard) when cxx is set, else as C (gnu11)."""
     path = path.resolve()
     data = path.read_bytes()
     own_stubs = stub_dir is None
     stub_root = Path(tempfile.mkdtemp(prefix="rclify-stubs-")) if own_stubs else stub_dir
-    args = ["-x", "c", "-std=gnu11", "-ferror-limit=0", "-isystem", _gcc_include_dir(),
+    language = ["-x", "c++"] if cxx else ["-x", "c", "-std=gnu11"]
+    args = [*language, "-ferror-limit=0", "-isystem", _gcc_include_dir(),
             f"-I{path.parent}", *flags, f"-I{stub_root}"]
     stubbed: list[str] = []
     for _ in range(8):  # each round stubs the headers the previous one could not find

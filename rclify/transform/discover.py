@@ -19,6 +19,7 @@ from typing import Callable
 from rclify.ctext.spatch import run_spatch
 from rclify.ctext.tokens import code_only
 from rclify.paths import SEMANTIC_PATCHES_DIR
+from rclify.transform.cxx import by_language
 
 PATCH = SEMANTIC_PATCHES_DIR / "discover" / "pthread_sites.cocci"
 
@@ -146,7 +147,11 @@ def discover(root: Path, files: list[Path], jobs: int = 1,
     if not scanned:
         return Discovery([], {})
     say(f"discover: spatch {PATCH.name} over {len(scanned)} of {len(rel)} files")
-    records, failures, _ = run_spatch(PATCH, root, scanned, jobs)
+    records, failures = [], {}
+    for group, language in by_language(scanned):  # C++ files: spatch --c++, where it parses them
+        found, failed, _ = run_spatch(PATCH, root, group, jobs, extra_args=language)
+        records += found
+        failures |= failed
     for file, message in unseen_calls(texts, scanned, records).items():
         failures.setdefault(file, message)
     sites = {site for rec in records if (site := _site(rec, texts)) is not None}

@@ -1,8 +1,8 @@
 """Why a critical region is left hybrid (lock/unlock calls, correct on every algorithm).
 
 Every reason rclify gives is a member of Reason, defined here with the sentence the report
-prints; the analysis (regions.py), the planning (plan.py) and the compile check (verify.py)
-name these members, never a bare string.  Each reason has a fixture in
+prints; the analysis (regions.py), the planning (plan.py), the C++ listing (cxx.py) and the compile
+check (verify.py) name these members, never a bare string.  Each reason has a fixture in
 tests/fixtures/refusals/<reason>/ and tests/test_refusals.py fails for one that has none.
 """
 
@@ -34,6 +34,8 @@ class Reason(StrEnum):
     PREPROCESSOR_CONDITIONAL = "preprocessor-conditional"
     TRYLOCK = "trylock"
     NOT_BUILT = "not-built"
+    CXX_SOURCE = "c++-source"
+    FILE_LEFT_UNCHANGED = "file-left-unchanged"
 
 
 WHY = {
@@ -61,6 +63,9 @@ WHY = {
     Reason.PREPROCESSOR_CONDITIONAL: "an #if/#endif pair is split by the region's boundaries",
     Reason.TRYLOCK: "trylock regions are run in hybrid mode",
     Reason.NOT_BUILT: "the file is not compiled by this build (not in its compile database): its locks are rewritten, nothing is extracted that no compile check could verify",
+    Reason.CXX_SOURCE: "the region is in a C++ file: rclify extracts C only; its lock calls run in hybrid mode",
+    Reason.FILE_LEFT_UNCHANGED: "the file was left as it was (see files_left_unchanged) so that every file that "
+                                "compiled still does: its lock calls stay pthread calls",
 }
 
 REASONS = {reason.value: WHY[reason] for reason in Reason}  # key -> sentence, as the report shows

@@ -86,8 +86,11 @@ def region_record(rel: str, region: Region, renderer: FileRenderer) -> dict:
 
 
 def leave_hybrid(record: dict, reason: str, why: str) -> None:
-    """A region found extractable whose file then failed a later step: it keeps its lock calls."""
-    record.update(status="hybrid", reason=reason, reason_line=record["line"], why=why, other_reasons=[])
+    """A region whose file failed a later step: it keeps its lock calls (a hybrid region's
+    earlier reasons move to other_reasons)."""
+    earlier = [record["reason"], *record["other_reasons"]] if record.get("status") == "hybrid" else []
+    record.update(status="hybrid", reason=reason, reason_line=record["line"], why=why,
+                  other_reasons=sorted(set(earlier) - {reason}))
 
 
 def print_diff(root: Path, outcome: Outcome, config_path: Path) -> None:

@@ -9,6 +9,9 @@ per patch over all files that mention its tokens), then two small text passes:
     bodies that do parse, like `#define LOCK(m) pthread_mutex_lock(&(m))`, are rewritten by spatch
     itself), and code spatch did not match (functions with computed goto, code after a parse
     error, memcached's X-macro stats functions);
+  * in C++ files (spatch --c++ parses little C++: classes, templates and lambdas are left to the
+    text pass), RCL_CONFIG_REF(cfg), a C compound literal's address, becomes a lambda returning a
+    static configuration (rclify/transform/cxx.py);
   * every changed file gets `#include "<relative path to lock_config.h>"` after its last
     `#include <pthread.h>` (else after its first #include, else at the top).
 Nothing is written into the tree: the new texts are returned.  Running it again over its own
@@ -26,6 +29,7 @@ from typing import Callable
 
 from rclify.ctext.spatch import run_spatch
 from rclify.ctext.tokens import code_only
+from rclify.transform.cxx import by_language, config_refs_for_cxx, is_cxx
 from rclify.transform.discover import relative_files
 from rclify.transform.lock_table import LockSite, LockTable
 from rclify.paths import SEMANTIC_PATCHES_DIR
@@ -98,12 +102,13 @@ def rewrite_api(root: Path, files: list[Path], sites: list[LockSite], config_hea
             if not todo:
                 continue
             say(f"api: spatch {patch} over {len(todo)} files")
-            records, failures, _ = run_spatch(API_DIR / patch, work, todo, jobs, mode="json",
-                                              extra_env={"RCLIFY_LOCK_SITES": str(sites_json)},
-                                              extra_args=["-D", "patch", "--in-place"])
-            result.records += records
-            for file, message in failures.items():
-                result.failures.setdefault(file, message)
+            for group, language in by_language(todo):  # C++ files: spatch --c++, where it parses them
+                records, failures, _ = run_spatch(API_DIR / patch, work, group, jobs, mode="json",
+                                                  extra_env={"RCLIFY_LOCK_SITES": str(sites_json)},
+                                                  extra_args=[*language, "-D", "patch", "--in-place"])
+                result.records += records
+                for file, message in failures.items():
+                    result.failures.setdefault(file, message)
         for rec in result.records:
             where = f"{rec['file']}:{rec['line']}"
             if rec["kind"] == "error":
@@ -113,6 +118,7 @@ def rewrite_api(root: Path, files: list[Path], sites: list[LockSite], config_hea
         for f in rel:
             old = (root / f).read_text(errors="surrogateescape")
             new, notes = rewrite_leftovers((work / f).read_text(errors="surrogateescape"), f)
+            new = config_refs_for_cxx(new) if is_cxx(f) else new
             result.notes += notes
             if new != old:
                 header = os.path.relpath(Path(config_header).resolve(), (root / f).parent)

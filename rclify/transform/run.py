@@ -5,7 +5,8 @@
                        regions, and why a region stays hybrid                 regions.py, refusals.py
   plan + render        extractions: context structs, functions, call sites   plan.py, render.py
   lock table           one lock_config.h entry per allocation site            lock_table.py
-  rewrite + verify     (spatch) types, initializers, condvars; compile check  rewrite_api.py, verify.py
+  rewrite + verify     (spatch) types, initializers, condvars; compile check  rewrite_api.py, verify.py,
+                       (C++ files too; what must stay unchanged together)      cxx.py, includes.py
   apply                every changed file replaced atomically, backups        apply.py
   report               summary on stdout, JSON with --report                  report.py
 
@@ -28,6 +29,7 @@ from rclify.errors import UsageError
 from rclify.progress import Progress
 from rclify.transform import apply as apply_step, build_flags
 from rclify.transform.analyse import Analysis, analyse, regions_of
+from rclify.transform.cxx import CXX_SUFFIXES, cxx_regions, is_cxx
 from rclify.transform.discover import discover
 from rclify.transform.lock_table import LockTable, build_lock_table
 from rclify.transform.refusals import Reason
@@ -36,7 +38,7 @@ from rclify.transform.report import Outcome, print_diff, region_record, report_j
 from rclify.transform.thread_state import thread_bound_functions
 from rclify.transform.verify import Staging
 
-SOURCE_SUFFIXES = (".c", ".h")
+SOURCE_SUFFIXES = (".c", ".h", *CXX_SUFFIXES)  # C++ files: their API is rewritten, they are compile-checked
 
 
 @dataclass
@@ -66,7 +68,8 @@ def run(options: Options) -> Outcome:
     apply_step.refuse_foreign_transformation(root, files)
     spatch.check_version()
     outcome.files_scanned = len(files)
-    progress(f"{len(files)} C files under {root}")
+    cxx = sum(map(is_cxx, files))
+    progress(f"{len(files) - cxx} C files{f' and {cxx} C++ files' if cxx else ''} under {root}")
 
     with _timed(outcome, "spatch_discover_s"):
         discovery = discover(root, files, jobs=options.jobs, progress=progress)
@@ -84,6 +87,8 @@ def run(options: Options) -> Outcome:
 
         with _timed(outcome, "extract_s"):
             rendered = _extract(root, analysis, outcome, flags.built)
+            outcome.regions += cxx_regions(root, files, flags.for_file, analysis.vocab, options.jobs,
+                                           outcome.failures)  # listed, hybrid: c++-source
         progress(f"extracted {sum(r['status'] == 'extracted' for r in outcome.regions)} of "
                  f"{len(outcome.regions)} regions ({outcome.timings['extract_s']:.1f}s)")
 

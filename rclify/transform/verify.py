@@ -1,11 +1,16 @@
 """The API rewrite over the extracted text, in a staging copy of the tree, then a compile check.
 
-Every changed C file is compiled (gcc -fsyntax-only) against the staged headers and the runtime's.
-A file whose new text does not compile while its original does is retried with the API rewrite
-alone (its regions left hybrid, reason generated-code-does-not-compile), then left unchanged;
-both are reported.  Nothing here writes to the tree.
+Every changed C file is compiled (gcc -fsyntax-only) against the staged headers and the runtime's,
+with every C file that includes (transitively) a changed header and still names the pthread
+mutex/cond API (pthread_mutex_timedlock...), and every C++ source that changed or includes a
+changed header with g++.  A C file whose new text does not compile while its original does is
+retried with the API rewrite alone (its regions left hybrid, reason generated-code-does-not-compile).  A file that still does not
+compile is left unchanged, and with it every changed file that must then stay as it is for the
+tree to stay consistent (rclify/transform/includes.py: the headers it includes, their includers,
+files sharing its lock declarations); all are reported.  Nothing here writes to the tree.
 """
 
+import re
 import shutil
 import subprocess
 import tempfile
@@ -17,9 +22,14 @@ from typing import Callable
 from rclify import lock_config
 from rclify.runtime_build import cflags
 from rclify.transform import rewrite_api
+from rclify.transform.cxx import cxx_compiles, is_cxx_source, is_header
+from rclify.transform.includes import IncludeGraph, left_unchanged_group
 from rclify.transform.lock_table import LockTable
 from rclify.transform.refusals import Reason
 from rclify.transform.report import Outcome, leave_hybrid
+
+
+_PTHREAD_API = re.compile(r"\bpthread_(mutex|cond)_")
 
 
 def _read(path: Path) -> str:
@@ -31,10 +41,11 @@ def _write(path: Path, text: str) -> None:
 
 
 def compiles(tree: Path, rel: str, flags: list[str]) -> tuple[bool, str]:
-    """gcc -fsyntax-only on tree/rel, with its build flags, the tree's headers and the runtime's."""
-    proc = subprocess.run(["gcc", "-fsyntax-only", "-std=gnu11", "-w", f"-I{tree}", *flags, *cflags(), rel],
-                          cwd=tree, capture_output=True, text=True)
-    first = next((line for line in proc.stderr.splitlines() if "error" in line), proc.stderr[:300])
+    """gcc -fsyntax-only on tree/rel, with its build flags, the tree's headers and the runtime's.  A
+    pointer of the wrong type is an error (gcc 14's default): pthread_mutex_lock on an rcl_mutex_t is one."""
+    proc = subprocess.run(["gcc", "-fsyntax-only", "-std=gnu11", "-Werror=incompatible-pointer-types", f"-I{tree}",
+                           *flags, *cflags(), rel], cwd=tree, capture_output=True, text=True)
+    first = next((line for line in proc.stderr.splitlines() if ": error:" in line), proc.stderr[:300])
     return proc.returncode == 0, first
 
 
@@ -53,6 +64,7 @@ class Staging:
     def rewrite_and_verify(self, files: list[Path], rendered: dict[Path, str]) -> dict[str, str]:
         """Returns {relative path: new text} of every file that changes and still compiles."""
         self.dir = Path(tempfile.mkdtemp(prefix="rclify-stage-"))
+        self.files = files
         try:
             for path in files:
                 target = self.dir / path.relative_to(self.root)
@@ -79,11 +91,6 @@ class Staging:
         finally:
             shutil.rmtree(self.dir, ignore_errors=True)
 
-    def _staged_flags(self, rel: str) -> list[str]:
-        """The file's flags with paths into the tree moved into the staging copy (changed headers)."""
-        root = str(self.root)
-        return [f.replace(root, str(self.dir), 1) if root in f else f for f in self.flags_for(self.root / rel)]
-
     def _rewrite(self, paths: list[Path]) -> dict[Path, str]:
         result = rewrite_api.rewrite_api(self.dir, paths, self.table.sites, self.config, self.jobs)
         outcome = self.outcome
@@ -94,23 +101,64 @@ class Staging:
         return result
 
     def _verify(self, changed: dict[str, str], extracted_in: set[str]) -> None:
-        c_files = sorted(rel for rel in changed if rel.endswith(".c"))
-        self.progress(f"checking that {len(c_files)} changed C files still compile (gcc -fsyntax-only)")
+        graph = IncludeGraph(self.root, self.files, self.flags_for(self.root))  # the tree-wide flags
+        headers = {rel for rel in changed if is_header(rel)}
+        c_files = sorted(rel for rel in graph.direct if rel.endswith(".c") and (rel in changed or (
+            graph.closure(rel) & headers and _PTHREAD_API.search(_read(self.root / rel)))))  # timedlock...
+        cxx_files = sorted(rel for rel in graph.direct if is_cxx_source(rel)
+                           and (rel in changed or graph.closure(rel) & headers))
+        self.progress(f"checking that {len(c_files)} C files and {len(cxx_files)} C++ files whose text or "
+                      "headers changed still compile (gcc / g++ -fsyntax-only)")
+        checks = [(rel, self.dir) for rel in c_files + cxx_files]
         with ThreadPoolExecutor(max_workers=max(1, self.jobs)) as pool:
-            results = dict(zip(c_files, pool.map(lambda rel: compiles(self.dir, rel, self._staged_flags(rel)), c_files)))
+            results = dict(zip(c_files + cxx_files, pool.map(lambda job: self._compiles(*job), checks)))
+        broken = {}
         for rel, (ok, error) in results.items():
-            if ok or not compiles(self.root, rel, self.flags_for(self.root / rel))[0]:
+            if ok or not self._compiles(rel, self.root)[0]:
                 continue  # compiles, or the original does not compile standalone either: nothing to compare
-            if rel in extracted_in and self._api_rewrite_alone(rel, changed):
-                for region in self.outcome.regions:
-                    if region["file"] == rel and region["status"] == "extracted":
-                        leave_hybrid(region, Reason.GENERATED_CODE_DOES_NOT_COMPILE, error)
-                self.progress(f"warning: {rel}: extracted code does not compile ({error}); regions left hybrid")
+            if self._fallback(rel, changed, extracted_in, error):
                 continue
+            broken[rel] = error
+        if broken:
+            self._leave_unchanged(broken, changed, graph)
+
+    def _compiles(self, rel: str, tree: Path) -> tuple[bool, str]:
+        flags = self.flags_for(self.root / rel) if tree == self.root else self._staged_flags(rel)
+        if is_cxx_source(rel):
+            return cxx_compiles(tree, rel, flags, None if tree == self.root else self.root)
+        return compiles(tree, rel, flags)
+
+    def _staged_flags(self, rel: str) -> list[str]:
+        """The file's flags with paths into the tree moved into the staging copy (changed headers)."""
+        root = str(self.root)
+        return [f.replace(root, str(self.dir), 1) if root in f else f for f in self.flags_for(self.root / rel)]
+
+    def _fallback(self, rel: str, changed: dict[str, str], extracted_in: set[str], error: str) -> bool:
+        """A C file with extracted code: the API rewrite alone (its regions left hybrid).  Says
+        whether the file now compiles."""
+        if rel not in extracted_in or not self._api_rewrite_alone(rel, changed):
+            return False
+        for region in self.outcome.regions:
+            if region["file"] == rel and region["status"] == "extracted":
+                leave_hybrid(region, Reason.GENERATED_CODE_DOES_NOT_COMPILE, error)
+        self.progress(f"warning: {rel}: extracted code does not compile ({error}); regions left hybrid")
+        return True
+
+    def _leave_unchanged(self, broken: dict[str, str], changed: dict[str, str], graph: IncludeGraph) -> None:
+        """Every file that does not compile after the rewrite, with every changed file that must then
+        stay as it is too (includes.left_unchanged_group), is left as it was; their regions report
+        file-left-unchanged."""
+        texts = {rel: _read(self.root / rel) for rel in set(changed) | set(broken)}
+        seeds = {rel: f"does not compile after the rewrite: {error}" for rel, error in broken.items()}
+        group = left_unchanged_group(seeds, set(changed) | set(broken), graph, texts)
+        for rel, why in sorted(group.items()):
             changed.pop(rel, None)
-            _write(self.dir / rel, _read(self.root / rel))
-            self.outcome.unchanged[rel] = error
-            self.progress(f"warning: {rel}: transformed code does not compile ({error}); file left unchanged")
+            _write(self.dir / rel, texts[rel])
+            self.outcome.unchanged[rel] = why
+            for region in self.outcome.regions:
+                if region["file"] == rel:
+                    leave_hybrid(region, Reason.FILE_LEFT_UNCHANGED, why)
+            self.progress(f"warning: {rel}: {why}; file left unchanged")
 
     def _api_rewrite_alone(self, rel: str, changed: dict[str, str]) -> bool:
         """Stages the original text with the API rewrite only; says whether that compiles."""

@@ -1,0 +1,153 @@
+"""Which files of a tree include which, and the group of files that must be left unchanged
+together when one of them cannot be.
+
+A file left as it was keeps its pthread calls; if a header it includes were rewritten to
+rcl_mutex_t it would call pthread_mutex_lock on an rcl_mutex_t (an error in C++, a warning and
+memory corruption in C).  So leaving a file unchanged leaves unchanged, to a fixpoint:
+  * every changed header it includes, directly or through other headers;
+  * for a header: every changed file that includes it, directly or transitively;
+  * every changed file that declares, at file scope, a name the file declares there with a pthread
+    mutex or condvar type in the declaration (an `extern pthread_mutex_t m;`, a function taking a
+    `pthread_mutex_t *`): objects and functions shared between files without a common header.
+Files that did not change are never in a group: there is nothing to put back.
+"""
+
+import re
+from pathlib import Path
+
+from rclify.ctext.tokens import code_only, iter_tokens
+
+_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*([<"])([^>"\n]+)[>"]', re.M)
+_DIRECTIVE = re.compile(r"^[ \t]*#(?:[^\n]*\\\n)*[^\n]*", re.M)
+_NOT_NAMES = {
+    "auto", "bool", "char", "const", "double", "enum", "extern", "float", "inline", "int", "long",
+    "register", "restrict", "short", "signed", "static", "struct", "typedef", "union", "unsigned",
+    "void", "volatile", "__restrict", "__attribute__", "__extension__", "_Thread_local", "__thread",
+    "class", "constexpr", "mutable", "noexcept", "thread_local", "virtual", "pthread_mutex_t", "pthread_cond_t",
+    "public", "private", "protected", "final", "override",
+}
+
+
+def include_dirs(root: Path, flags: list[str]) -> list[Path]:
+    """The tree's root and the -I directories among flags (relative ones from the root)."""
+    dirs = [root]
+    for i, flag in enumerate(flags):
+        value = flag[2:] if flag.startswith("-I") and len(flag) > 2 else (
+            flags[i + 1] if flag == "-I" and i + 1 < len(flags) else None)
+        if value:
+            path = Path(value) if Path(value).is_absolute() else root / value
+            dirs.append(path.resolve())
+    return dirs
+
+
+class IncludeGraph:
+    """#include "x" and <x> directives that name files of the tree, read from their text (every
+    branch of an #if counts: a superset of what any configuration includes)."""
+
+    def __init__(self, root: Path, files: list[Path], flags: list[str]):
+        self.root = root.resolve()
+        dirs = include_dirs(self.root, flags)
+        known = {p.resolve(): str(p.resolve().relative_to(self.root)) for p in files}
+        self.direct: dict[str, set[str]] = {}
+        for path, rel in known.items():
+            text = path.read_text(encoding="utf-8", errors="surrogateescape")
+            found = set()
+            for m in _INCLUDE.finditer(text):
+                where = ([path.parent] if m.group(1) == '"' else []) + dirs
+                hit = next((known[c] for d in where if (c := (d / m.group(2)).resolve()) in known), None)
+                if hit is not None and hit != rel:
+                    found.add(hit)
+            self.direct[rel] = found
+        self._closure: dict[str, set[str]] = {}
+
+    def closure(self, rel: str) -> set[str]:
+        """Every tree file rel includes, directly or through other files."""
+        if rel not in self._closure:
+            seen, todo = set(), list(self.direct.get(rel, ()))
+            while todo:
+                f = todo.pop()
+                if f not in seen:
+                    seen.add(f)
+                    todo.extend(self.direct.get(f, ()))
+            self._closure[rel] = seen - {rel}
+        return self._closure[rel]
+
+    def includers(self, rel: str) -> set[str]:
+        return {f for f in self.direct if rel in self.closure(f)}
+
+
+def shared_lock_names(text: str) -> set[str]:
+    """Names declared at file scope (namespaces and extern "C" blocks count as file scope), not
+    static, by a declaration that mentions pthread_mutex_t or pthread_cond_t or a struct that
+    holds one (its tag too); parameters and initializers excluded.  A superset (type names and
+    macros may come along), which only makes a group larger."""
+    names: set[str] = set()
+    lock_types = {"pthread_mutex_t", "pthread_cond_t"}
+    chunk: list = []
+    depth, body_locks, carried = 0, False, False  # braces of function and struct bodies, initializers
+    for tok in iter_tokens(_DIRECTIVE.sub(" ", code_only(text))):
+        if depth:
+            depth += (tok.text == "{") - (tok.text == "}")
+            body_locks = body_locks or tok.text in lock_types
+            if depth == 0 and body_locks and chunk:  # a struct holding a lock: its tag is a lock type
+                lock_types |= _declared(chunk)
+                carried = True  # what follows `}` is declared with it (`} name;` of a typedef too)
+            elif depth == 0:
+                chunk = []
+            continue
+        if tok.text == "}":  # the end of a namespace or extern "C" block
+            chunk, carried = [], False
+            continue
+        if tok.text not in (";", "{"):
+            chunk.append(tok)
+            continue
+        if carried or any(t.text in lock_types for t in chunk):
+            declared = _declared(chunk) if not any(t.text == "static" for t in chunk) else set()
+            names |= declared
+            lock_types |= declared if chunk and chunk[0].text == "typedef" else set()
+        carried = False
+        if tok.text == "{" and not _opens_scope(chunk):
+            depth, body_locks = 1, False
+            if chunk and chunk[0].text in ("struct", "union", "class", "typedef"):
+                continue  # keep the chunk: a struct's tag is named when its body holds a lock
+        chunk = []
+    return names
+
+
+def _opens_scope(chunk: list) -> bool:
+    words = [t.text for t in chunk]
+    return words[:1] == ["namespace"] or (words[:1] == ["extern"] and len(words) == 2 and words[1].startswith('"'))
+
+
+def _declared(chunk: list) -> set[str]:
+    """The identifiers of a declaration outside parentheses (parameters) and initializers."""
+    out, nesting, initializer = set(), 0, False
+    for tok in chunk:
+        nesting += (tok.text in "([{") - (tok.text in ")]}")
+        if nesting == 0 and tok.text in ("=", ","):
+            initializer = tok.text == "="
+        elif nesting == 0 and not initializer and tok.kind == "ident" and tok.text not in _NOT_NAMES:
+            out.add(tok.text)
+    return out
+
+
+def left_unchanged_group(seeds: dict[str, str], changed: set[str], graph: IncludeGraph,
+                         texts: dict[str, str]) -> dict[str, str]:
+    """{file: why} of every changed file to leave as it was with the seeds ({file: why}): the
+    fixpoint described in this module's docstring.  texts: the original text of each file."""
+    group = dict(seeds)
+    names = {rel: shared_lock_names(texts[rel]) for rel in changed if rel in texts}
+    todo = list(seeds)
+    while todo:
+        rel = todo.pop()
+        linked = [(h, f"included by {rel}, left unchanged") for h in graph.closure(rel)]
+        if rel in graph.direct and Path(rel).suffix in (".h", ".hpp", ".hh", ".hxx"):
+            linked += [(f, f"includes {rel}, left unchanged") for f in graph.includers(rel)]
+        mine = names.get(rel) or shared_lock_names(texts.get(rel, ""))
+        linked += [(f, f"declares {', '.join(sorted(mine & theirs))} as {rel} does, left unchanged")
+                   for f, theirs in names.items() if mine & theirs]
+        for other, why in linked:
+            if other in changed and other not in group:
+                group[other] = why
+                todo.append(other)
+    return group

@@ -1,0 +1,26 @@
+"""Building a corpus program, original or transformed: the one build command both corpus tests use."""
+
+import subprocess
+from pathlib import Path
+
+from rclify.transform.cxx import CXX_SOURCES
+
+
+def build(tree: Path, cflags: list[str], libs: list[str]) -> subprocess.CompletedProcess:
+    """cc -O1 -g -pthread -Wall *.c -o prog; with C++ sources, the C files are compiled with cc,
+    the C++ ones with c++, and c++ links them."""
+    flags = ["-O1", "-g", "-pthread", "-Wall", *cflags]
+    c_files = sorted(p.name for p in tree.glob("*.c"))
+    cxx_files = sorted(p.name for p in tree.iterdir() if p.suffix in CXX_SOURCES)
+    if not cxx_files:
+        return subprocess.run(["cc", *flags, *c_files, "-o", "prog", *libs],
+                              cwd=tree, capture_output=True, text=True, timeout=120)
+    for compiler, files in (("cc", c_files), ("c++", cxx_files)):
+        for name in files:
+            proc = subprocess.run([compiler, *flags, "-c", name, "-o", f"{name}.o"],
+                                  cwd=tree, capture_output=True, text=True, timeout=120)
+            if proc.returncode != 0:
+                return proc
+    objects = [f"{name}.o" for name in c_files + cxx_files]
+    return subprocess.run(["c++", "-pthread", *objects, "-o", "prog", *libs],
+                          cwd=tree, capture_output=True, text=True, timeout=120)
