@@ -135,10 +135,11 @@ def test_end_to_end_on_the_fixture_programs(tmp_path):
     assert {alg for alg, _ in got.values()} == {"posix"}
 
     two = profile.run([str(bins["two_hot"])])
-    # five threads share two busy cores here: each hot lock holds ~15-30% of thread time and the
-    # idle one ~0%, so a lower threshold of 5% separates them by a wide margin
+    # five threads share two busy cores here: each hot lock holds ~15-30% of thread time on a quiet
+    # machine, and 3-25% at load 7 (measured: lock_a fell to 3.25%), the idle one 0.01-0.03%; a
+    # lower threshold of 1% separates them by two orders of magnitude whatever the load
     locks = {l.get("expression") or l["id"]: l["id"] for l in two["locks"]}
-    decisions, _ = assign.decide(two, None, lower=0.05, max_servers=3)
+    decisions, _ = assign.decide(two, None, lower=0.01, max_servers=3)
     got = choices(decisions)
     a, b = got["two_hot.c:lock_a"], got["two_hot.c:lock_b"]
     outer, inner = got[locks["&outer"]], got[locks["&inner"]]
@@ -146,6 +147,6 @@ def test_end_to_end_on_the_fixture_programs(tmp_path):
     assert {a[0], b[0], outer[0], inner[0]} == {"rcl"}
     assert outer[1] == inner[1]
     assert len({a[1], b[1], outer[1]}) == 3
-    two_servers = choices(assign.decide(two, None, lower=0.05, max_servers=2)[0])
+    two_servers = choices(assign.decide(two, None, lower=0.01, max_servers=2)[0])
     assert two_servers[locks["&outer"]][1] == two_servers[locks["&inner"]][1]
     assert {s for _, s in two_servers.values() if s is not None} == {0, 1}
