@@ -19,6 +19,7 @@
 
 #include <pthread.h>
 #include <stddef.h>
+#include <sys/types.h> /* clockid_t, also in strict C99/C11 modes (where <time.h> lacks it) */
 #include <time.h>
 
 #ifdef __cplusplus
@@ -97,6 +98,16 @@ int rcl_mutex_unlock_slow(rcl_mutex_t *m);
 int rcl_mutex_trylock_slow(rcl_mutex_t *m);
 
 /*
+ * Timed locks, hybrid mode like rcl_mutex_lock (release with rcl_mutex_unlock), on every
+ * algorithm.  abstime is absolute, on CLOCK_REALTIME for timedlock, on `clock` (CLOCK_REALTIME or
+ * CLOCK_MONOTONIC) for clocklock.  Return values are glibc's: 0; ETIMEDOUT once abstime has
+ * passed; EINVAL for another clock, or for a tv_nsec outside 0..999999999 when the lock cannot be
+ * taken at once; EDEADLK for an errorcheck lock the caller holds (a normal one times out).
+ */
+int rcl_mutex_timedlock(rcl_mutex_t *m, const struct timespec *abstime);
+int rcl_mutex_clocklock(rcl_mutex_t *m, clockid_t clock, const struct timespec *abstime);
+
+/*
  * Runs fn(ctx) with m held and returns fn's value.  Under RCL the section runs on m's server; when
  * ctx_size is non-zero and small enough the context is copied into the client's mailbox and back,
  * so fn must not depend on the address of *ctx.
@@ -127,6 +138,8 @@ int rcl_cond_init(rcl_cond_t *c, const pthread_condattr_t *attr);
 int rcl_cond_destroy(rcl_cond_t *c);
 int rcl_cond_wait(rcl_cond_t *c, rcl_mutex_t *m);
 int rcl_cond_timedwait(rcl_cond_t *c, rcl_mutex_t *m, const struct timespec *abstime);
+/* abstime on `clock` (CLOCK_REALTIME or CLOCK_MONOTONIC, else EINVAL), whatever c's condattr says. */
+int rcl_cond_clockwait(rcl_cond_t *c, rcl_mutex_t *m, clockid_t clock, const struct timespec *abstime);
 int rcl_cond_signal(rcl_cond_t *c);
 int rcl_cond_broadcast(rcl_cond_t *c);
 

@@ -4,6 +4,7 @@
  * one thread moves alg from UNRESOLVED to RESOLVING with a CAS, sets the lock up, then publishes
  * impl and the final alg with a release store; others wait for it.
  */
+#define _GNU_SOURCE /* pthread_mutex_clocklock */
 #include <errno.h>
 #include <sched.h>
 #include <string.h>
@@ -114,6 +115,52 @@ int rcl_mutex_trylock_slow(rcl_mutex_t *m)
     int rc = ops_of(resolve(m))->trylock(m);
     errno = saved;
     return rc;
+}
+
+/*
+ * pthread_mutex_clocklock for the algorithms built on a pthread mutex.  CLOCK_REALTIME goes
+ * through pthread_mutex_timedlock, the same thing in glibc, which ThreadSanitizer (GCC 12's
+ * libtsan) intercepts where it does not intercept pthread_mutex_clocklock: a program under TSan
+ * then sees these locks taken.  In the runtime's own TSan build a CLOCK_MONOTONIC deadline is
+ * turned into a CLOCK_REALTIME one for the same reason (only there: a wall-clock step would
+ * move it).
+ */
+int rcl_pthread_clocklock(pthread_mutex_t *p, clockid_t clock, const struct timespec *abstime)
+{
+    if (clock == CLOCK_REALTIME)
+        return pthread_mutex_timedlock(p, abstime);
+#ifdef RCLIFY_TSAN
+    if (!rcl_abstime_valid(abstime))
+        return pthread_mutex_timedlock(p, abstime); /* the same answer: 0 when free, else EINVAL */
+    {
+        struct timespec real;
+        int64_t left = rcl_ns_until(clock, abstime);
+        clock_gettime(CLOCK_REALTIME, &real);
+        int64_t ns = (int64_t)real.tv_nsec + (left > 0 ? left : 0);
+        real.tv_sec += (time_t)(ns / 1000000000);
+        real.tv_nsec = (long)(ns % 1000000000);
+        return pthread_mutex_timedlock(p, &real);
+    }
+#else
+    return pthread_mutex_clocklock(p, clock, abstime);
+#endif
+}
+
+/* A timed lock in hybrid mode: the clock is checked here, the rest (abstime, kinds, the wait) by
+ * the algorithm, as pthread_mutex_clocklock does. */
+int rcl_mutex_clocklock(rcl_mutex_t *m, clockid_t clock, const struct timespec *abstime)
+{
+    if (!rcl_clock_valid(clock))
+        return EINVAL;
+    int saved = errno;
+    int rc = ops_of(resolve(m))->clocklock(m, clock, abstime);
+    errno = saved;
+    return rc;
+}
+
+int rcl_mutex_timedlock(rcl_mutex_t *m, const struct timespec *abstime)
+{
+    return rcl_mutex_clocklock(m, CLOCK_REALTIME, abstime);
 }
 
 /* Resolving a lock on first use (profile counters, server start) must not change the errno the

@@ -30,8 +30,10 @@ int rcl_clients_live(void); /* number of live identifiers (relaxed) */
 /* Special values of a mailbox's function word. */
 int rcl_fn_hybrid_lock(void *ctx);  /* request: take the lock for real_me and keep it */
 int rcl_fn_in_progress(void *ctx);  /* its section waits on a condvar, lock released: not claimable */
+int rcl_fn_withdrawn(void *ctx);    /* a timed hybrid lock gave up: not claimable (alg_rcl.c, withdraw) */
 #define RCL_FN_HYBRID_LOCK (&rcl_fn_hybrid_lock)
 #define RCL_FN_IN_PROGRESS (&rcl_fn_in_progress)
+#define RCL_FN_WITHDRAWN (&rcl_fn_withdrawn)
 
 /* One client's mailbox on one server: one cache line. */
 #define RCL_INLINE_CTX 32

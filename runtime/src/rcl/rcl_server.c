@@ -53,24 +53,39 @@ int rcl_fn_in_progress(void *ctx)
     return 0;
 }
 
+int rcl_fn_withdrawn(void *ctx)
+{
+    return 0;
+}
+
+/* A posted request that a servicing thread may claim (not one in progress or withdrawn). */
+static inline int claimable(rcl_cs_fn fn)
+{
+    return fn && fn != RCL_FN_IN_PROGRESS && fn != RCL_FN_WITHDRAWN;
+}
+
 /* ---- the servicing loop (Algorithm 4, fast path) ---- */
 
 /* Takes the lock of a pending request and claims it; returns its function, or NULL. */
 static rcl_cs_fn claim(struct rcl_request *r, struct rcl_lock **lockp)
 {
     rcl_cs_fn fn = ld_acquire(&r->function);
-    if (!fn || fn == RCL_FN_IN_PROGRESS)
+    if (!claimable(fn))
         return NULL;
     struct rcl_lock *l = ld_relaxed(&r->lock);
     int expected = RCL_NONE;
-    if (!cas_acquire(&l->holder, &expected, RCL_CLAIMING))
+    /* seq_cst, with the re-read below: a timed hybrid lock withdraws its request with a seq_cst
+     * CAS on `function`, then reads the holder (alg_rcl.c, withdraw): either that re-read sees the
+     * withdrawal, or the client sees this claim.  (On x86 both cost what acquire costs.) */
+    if (!__atomic_compare_exchange_n(&l->holder, &expected, RCL_CLAIMING, 0, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED))
         return NULL; /* held (nested or hybrid section): try again on a later pass */
     /* Re-validate: another servicing thread may have run this request and the client posted a
-     * new one (degraded mode), or claimed it and released the lock to wait on a condvar.  Until
-     * then the holder is RCL_CLAIMING, not the client's id: a stale claim on a lock the client
-     * has just released must not look to that client as if it held the lock itself. */
-    fn = ld_acquire(&r->function);
-    if (!fn || fn == RCL_FN_IN_PROGRESS || ld_relaxed(&r->lock) != l) {
+     * new one (degraded mode), or claimed it and released the lock to wait on a condvar, or the
+     * client withdrew it (a timed lock that timed out).  Until then the holder is RCL_CLAIMING,
+     * not the client's id: a stale claim on a lock the client has just released must not look
+     * to that client as if it held the lock itself. */
+    fn = __atomic_load_n(&r->function, __ATOMIC_SEQ_CST);
+    if (!claimable(fn) || ld_relaxed(&r->lock) != l) {
         st_release(&l->holder, RCL_NONE);
         return NULL;
     }
@@ -150,13 +165,12 @@ static int service_pass(struct rcl_server *s, struct rcl_sthread *self)
     return done;
 }
 
-/* Is any request waiting for a servicing thread (not one already in progress)? */
+/* Is any request waiting for a servicing thread (not one already in progress, nor withdrawn)? */
 static int has_request(struct rcl_server *s)
 {
     int max = rcl_clients_max();
     for (int i = 1; i <= max; i++) {
-        rcl_cs_fn fn = ld_relaxed(&s->requests[i].function);
-        if (fn && fn != RCL_FN_IN_PROGRESS)
+        if (claimable(ld_relaxed(&s->requests[i].function)))
             return 1;
     }
     return 0;
