@@ -98,10 +98,12 @@ static __attribute__((noinline)) void wait_long(struct rcl_request *r)
 
 /* Posts a request in this thread's mailbox on s and waits for its completion (Algorithm 2).
  * Inlined into its callers: between a completion and the next request, every instruction of the
- * client is on the round trip. */
+ * client is on the round trip.  A section (not a hybrid lock request) takes this thread's errno to
+ * the server and brings the one it leaves back, as if it had run here. */
 static inline __attribute__((always_inline)) int post_and_wait(struct rcl_lock *l, rcl_cs_fn fn, void *ctx,
                                                                size_t ctx_size, int real_me)
 {
+    const int section = fn != RCL_FN_HYBRID_LOCK; /* a constant where post_and_wait is inlined */
     struct rcl_server *s = l->server;
     if (__builtin_expect(!ld_acquire(&s->started), 0)) { /* only in a child after fork() */
         int e = errno;
@@ -114,11 +116,15 @@ static inline __attribute__((always_inline)) int post_and_wait(struct rcl_lock *
      * and context as last time, the common case) is not stored again. */
     store_if_changed(&r->lock, l);
     store_if_changed(&r->real_me, (int16_t)real_me);
-    store_if_changed(&r->context, ctx);
     store_if_changed(&r->ctx_size, (uint8_t)(inl ? ctx_size : 0));
     if (inl)
-        memcpy(r->ctx, ctx, ctx_size);
-    st_release(&r->function, fn); /* publish the request: lock, context, real_me before it */
+        memcpy(r->ctx.bytes, ctx, ctx_size);
+    else
+        store_if_changed(&r->ctx.ptr, ctx);
+    int *errp = rcl_tls_errno; /* set by rcl_client_id() above */
+    if (section)
+        store_if_changed(&r->err, *errp); /* usually what the last section left: no store */
+    st_release(&r->function, fn); /* publish the request: lock, context, real_me, err before it */
     rcl_server_kick(s);
     /* On the CPU the server runs on, spinning would only keep the server from running: yield at
      * once.  (Looked up after posting: the server is working on the request meanwhile.) */
@@ -133,7 +139,9 @@ static inline __attribute__((always_inline)) int post_and_wait(struct rcl_lock *
         rcl_pause();
     }
     if (inl)
-        memcpy(ctx, r->ctx, ctx_size);
+        memcpy(ctx, r->ctx.bytes, ctx_size);
+    if (section)
+        *errp = ld_relaxed(&r->err); /* (wait_long put the caller's back meanwhile) */
     return r->ret;
 }
 

@@ -110,7 +110,7 @@ static void note_lock(struct rcl_lock **locks, int *nlocks, struct rcl_lock *l)
  * (statistics, resetting the thread's section state) comes after the completion, while the
  * reply travels to the client.
  */
-static int service_pass(struct rcl_server *s, struct rcl_sthread *self)
+static int service_pass(struct rcl_server *s, struct rcl_sthread *self, int *errp)
 {
     int max = rcl_clients_max(), done = 0, hybrid = 0, nlocks = 0;
     struct rcl_lock *locks[16];
@@ -137,8 +137,10 @@ static int service_pass(struct rcl_server *s, struct rcl_sthread *self)
         rcl_tls_real_me = ld_relaxed(&r->real_me);
         rcl_tls_request = r;
         st_relaxed(&self->in_section, 1);
-        int ret = fn(r->ctx_size ? (void *)r->ctx : r->context);
+        *errp = ld_relaxed(&r->err); /* the section sees its client's errno ... */
+        int ret = fn(r->ctx_size ? (void *)r->ctx.bytes : r->ctx.ptr);
         store_if_changed(&r->ret, ret); /* (one store less on the line the client spins on) */
+        store_if_changed(&r->err, *errp); /* ... and its client the errno it leaves */
         /* Complete, then release.  Released first, another servicing thread could claim the
          * still-posted request and run it twice; the holder is RCL_CLAIMING in between, never
          * the client's id, so that the client does not see itself as the holder. */
@@ -203,10 +205,12 @@ void rcl_server_backoff(unsigned n)
          * thread we wait for (a hybrid holder, a client) would only get the RT-throttling
          * share of this CPU.  Sleep instead. */
         struct timespec ts = { 0, 50000 };
+        int saved_errno = errno; /* a section may be waiting here (take_local): EINTR is not its */
         nanosleep(&ts, NULL);
+        errno = saved_errno;
         return;
     }
-    sched_yield();
+    sched_yield(); /* never fails: errno untouched */
 }
 
 /* ---- the pool (Algorithm 4 slow path, Algorithm 5 thread activation) ---- */
@@ -306,8 +310,11 @@ void rcl_server_ensure_free(struct rcl_server *s)
 void rcl_server_prepare_block(void)
 {
     struct rcl_sthread *self = rcl_tls_sthread;
-    if (self)
+    if (self) { /* inside a section (a condvar wait): thread creation must not change its errno */
+        int saved_errno = errno;
         rcl_server_ensure_free(self->server);
+        errno = saved_errno;
+    }
 }
 
 /* Leaves the pool when another thread is free (keep only one free thread); returns 1 when it
@@ -337,6 +344,7 @@ static void *servicing_main(void *arg)
     struct rcl_server *s = self->server;
     unsigned empty = 0, passes = 0;
     uint64_t idle_since = 0;
+    int *errp = &errno; /* once: errno is a call to __errno_location */
     rcl_tls_sthread = self;
     for (;;) {
         if (passes++ % CPU_CHECK_PASSES == 0) {
@@ -346,7 +354,7 @@ static void *servicing_main(void *arg)
         }
         st_relaxed(&s->is_alive, 1);
         st_relaxed(&self->timestamp, ld_relaxed(&s->timestamp));
-        int done = service_pass(s, self);
+        int done = service_pass(s, self, errp);
         if (done) {
             empty = 0;
             idle_since = 0;
