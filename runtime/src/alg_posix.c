@@ -5,6 +5,8 @@
  * timedlock always come here (pthread_mutex_clocklock is a GNU extension, and timedlock needs
  * POSIX 2001: no inline fast path in a header that programs may include in strict C99 mode).
  */
+#define _GNU_SOURCE /* pthread_mutex_clocklock */
+#include "core/pthread_clock.h"
 #include "core/runtime.h"
 
 static int posix_init(rcl_mutex_t *m)

@@ -27,6 +27,7 @@
 
 #include "../profiler/prof_common.h"
 #include "core/atomics.h"
+#include "core/pthread_clock.h"
 #include "core/runtime.h"
 
 #define PROF_MAX_NESTED 6

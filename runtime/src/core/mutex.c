@@ -4,7 +4,6 @@
  * one thread moves alg from UNRESOLVED to RESOLVING with a CAS, sets the lock up, then publishes
  * impl and the final alg with a release store; others wait for it.
  */
-#define _GNU_SOURCE /* pthread_mutex_clocklock */
 #include <errno.h>
 #include <sched.h>
 #include <string.h>
@@ -115,35 +114,6 @@ int rcl_mutex_trylock_slow(rcl_mutex_t *m)
     int rc = ops_of(resolve(m))->trylock(m);
     errno = saved;
     return rc;
-}
-
-/*
- * pthread_mutex_clocklock for the algorithms built on a pthread mutex.  CLOCK_REALTIME goes
- * through pthread_mutex_timedlock, the same thing in glibc, which ThreadSanitizer (GCC 12's
- * libtsan) intercepts where it does not intercept pthread_mutex_clocklock: a program under TSan
- * then sees these locks taken.  In the runtime's own TSan build a CLOCK_MONOTONIC deadline is
- * turned into a CLOCK_REALTIME one for the same reason (only there: a wall-clock step would
- * move it).
- */
-int rcl_pthread_clocklock(pthread_mutex_t *p, clockid_t clock, const struct timespec *abstime)
-{
-    if (clock == CLOCK_REALTIME)
-        return pthread_mutex_timedlock(p, abstime);
-#ifdef RCLIFY_TSAN
-    if (!rcl_abstime_valid(abstime))
-        return pthread_mutex_timedlock(p, abstime); /* the same answer: 0 when free, else EINVAL */
-    {
-        struct timespec real;
-        int64_t left = rcl_ns_until(clock, abstime);
-        clock_gettime(CLOCK_REALTIME, &real);
-        int64_t ns = (int64_t)real.tv_nsec + (left > 0 ? left : 0);
-        real.tv_sec += (time_t)(ns / 1000000000);
-        real.tv_nsec = (long)(ns % 1000000000);
-        return pthread_mutex_timedlock(p, &real);
-    }
-#else
-    return pthread_mutex_clocklock(p, clock, abstime);
-#endif
 }
 
 /* A timed lock in hybrid mode: the clock is checked here, the rest (abstime, kinds, the wait) by

@@ -34,9 +34,6 @@ void rcl_fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2), noretu
 /* mutex.c: resolves m (if needed) and returns its algorithm's operations. */
 const struct rcl_lock_ops *rcl_mutex_ops(rcl_mutex_t *m, int *alg);
 
-/* mutex.c: pthread_mutex_clocklock(p, clock, abstime), seen by ThreadSanitizer (see there). */
-int rcl_pthread_clocklock(pthread_mutex_t *p, clockid_t clock, const struct timespec *abstime);
-
 /* stats.c */
 void rcl_dprintf(int fd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
