@@ -19,6 +19,7 @@
 
 #include <pthread.h>
 #include <stddef.h>
+#include <sys/types.h> /* clockid_t, also in strict C99/C11 modes (where <time.h> lacks it) */
 #include <time.h>
 
 #ifdef __cplusplus
@@ -97,6 +98,16 @@ int rcl_mutex_unlock_slow(rcl_mutex_t *m);
 int rcl_mutex_trylock_slow(rcl_mutex_t *m);
 
 /*
+ * Timed locks, hybrid mode like rcl_mutex_lock (release with rcl_mutex_unlock), on every
+ * algorithm.  abstime is absolute, on CLOCK_REALTIME for timedlock, on `clock` (CLOCK_REALTIME or
+ * CLOCK_MONOTONIC) for clocklock.  Return values are glibc's: 0; ETIMEDOUT once abstime has
+ * passed; EINVAL for another clock, or for a tv_nsec outside 0..999999999 when the lock cannot be
+ * taken at once; EDEADLK for an errorcheck lock the caller holds (a normal one times out).
+ */
+int rcl_mutex_timedlock(rcl_mutex_t *m, const struct timespec *abstime);
+int rcl_mutex_clocklock(rcl_mutex_t *m, clockid_t clock, const struct timespec *abstime);
+
+/*
  * Runs fn(ctx) with m held and returns fn's value.  Under RCL the section runs on m's server; when
  * ctx_size is non-zero and small enough the context is copied into the client's mailbox and back,
  * so fn must not depend on the address of *ctx.
@@ -127,6 +138,8 @@ int rcl_cond_init(rcl_cond_t *c, const pthread_condattr_t *attr);
 int rcl_cond_destroy(rcl_cond_t *c);
 int rcl_cond_wait(rcl_cond_t *c, rcl_mutex_t *m);
 int rcl_cond_timedwait(rcl_cond_t *c, rcl_mutex_t *m, const struct timespec *abstime);
+/* abstime on `clock` (CLOCK_REALTIME or CLOCK_MONOTONIC, else EINVAL), whatever c's condattr says. */
+int rcl_cond_clockwait(rcl_cond_t *c, rcl_mutex_t *m, clockid_t clock, const struct timespec *abstime);
 int rcl_cond_signal(rcl_cond_t *c);
 int rcl_cond_broadcast(rcl_cond_t *c);
 
@@ -174,4 +187,119 @@ static inline int rcl_execute_sized(rcl_mutex_t *m, rcl_cs_fn fn, void *ctx, siz
 #ifdef __cplusplus
 }
 #endif
+
+/*
+ * Type guard: a pthread_mutex_* / pthread_cond_* call given an rcl_mutex_t * or rcl_cond_t * (a
+ * call the rewrite missed) is a compile error that names the rcl_ function to call instead, where
+ * gcc 12 would only warn about the pointer type and the program would run, silently wrong, on
+ * the bytes of an rcl_mutex_t.  Each function gets a function-like macro of the same name that
+ * checks the type of its mutex / cond arguments (in an unevaluated sizeof: no code, no double
+ * evaluation) and calls the real function.  Calls on pthread types are unchanged; the function's
+ * address is still `pthread_mutex_lock` or `&pthread_mutex_lock` (a function-like macro only
+ * expands before a parenthesis), and `(pthread_mutex_lock)(...)` calls it without the check.
+ *
+ * C only (with GNU C: gcc, clang): in C++ passing an rcl_mutex_t * to a pthread function is
+ * already an error.  C11 and GNU modes get the message from a _Static_assert; strict C99 from the
+ * name of a bit-field of negative width (pthread_mutex_lock_on_an_rcl_type__see_rclify_h).
+ * A file that declares or defines these functions itself after including rclify.h (an
+ * interposer) defines RCLIFY_NO_TYPE_GUARD first, or writes their names in parentheses.
+ */
+#if !defined(__cplusplus) && defined(__GNUC__) && !defined(RCLIFY_NO_TYPE_GUARD)
+#if (defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L) || !defined(__STRICT_ANSI__)
+#define RCL_TYPE_GUARD_(fn, x, T, what)                                                \
+    (__extension__(void)sizeof(struct {                                                \
+        _Static_assert(!_Generic((x), T *: 1, const T *: 1, default: 0),               \
+                       #fn "() on an " #T " *: " what " (see rclify.h)");               \
+        int rcl_type_guard_;                                                           \
+    }))
+#else /* strict C99: glibc turns _Static_assert into a macro that does not fit in a struct */
+#define RCL_TYPE_GUARD_(fn, x, T, what)                                                \
+    (__extension__(void)sizeof(struct {                                                \
+        int fn##_on_an_rcl_type__see_rclify_h : _Generic((x), T *: -1, const T *: -1, default: 1); \
+    }))
+#endif
+#define RCL_GUARD_M_(fn, m, what) RCL_TYPE_GUARD_(fn, m, rcl_mutex_t, what)
+#define RCL_GUARD_C_(fn, c, what) RCL_TYPE_GUARD_(fn, c, rcl_cond_t, what)
+#define RCL_USE_(f) "call " #f "() instead"
+#define RCL_NOT_ROBUST_ "rcl locks are not robust"
+#define RCL_NO_CEILING_ "rcl locks have no priority ceiling"
+
+#ifndef pthread_mutex_init
+#define pthread_mutex_init(m, a) \
+    (RCL_GUARD_M_(pthread_mutex_init, m, RCL_USE_(rcl_mutex_init)), pthread_mutex_init(m, a))
+#endif
+#ifndef pthread_mutex_destroy
+#define pthread_mutex_destroy(m) \
+    (RCL_GUARD_M_(pthread_mutex_destroy, m, RCL_USE_(rcl_mutex_destroy)), pthread_mutex_destroy(m))
+#endif
+#ifndef pthread_mutex_lock
+#define pthread_mutex_lock(m) \
+    (RCL_GUARD_M_(pthread_mutex_lock, m, RCL_USE_(rcl_mutex_lock)), pthread_mutex_lock(m))
+#endif
+#ifndef pthread_mutex_trylock
+#define pthread_mutex_trylock(m) \
+    (RCL_GUARD_M_(pthread_mutex_trylock, m, RCL_USE_(rcl_mutex_trylock)), pthread_mutex_trylock(m))
+#endif
+#ifndef pthread_mutex_unlock
+#define pthread_mutex_unlock(m) \
+    (RCL_GUARD_M_(pthread_mutex_unlock, m, RCL_USE_(rcl_mutex_unlock)), pthread_mutex_unlock(m))
+#endif
+#ifndef pthread_mutex_timedlock
+#define pthread_mutex_timedlock(m, t) \
+    (RCL_GUARD_M_(pthread_mutex_timedlock, m, RCL_USE_(rcl_mutex_timedlock)), pthread_mutex_timedlock(m, t))
+#endif
+#ifndef pthread_mutex_clocklock
+#define pthread_mutex_clocklock(m, k, t) \
+    (RCL_GUARD_M_(pthread_mutex_clocklock, m, RCL_USE_(rcl_mutex_clocklock)), pthread_mutex_clocklock(m, k, t))
+#endif
+#ifndef pthread_mutex_consistent
+#define pthread_mutex_consistent(m) \
+    (RCL_GUARD_M_(pthread_mutex_consistent, m, RCL_NOT_ROBUST_), pthread_mutex_consistent(m))
+#endif
+#ifndef pthread_mutex_consistent_np
+#define pthread_mutex_consistent_np(m) \
+    (RCL_GUARD_M_(pthread_mutex_consistent_np, m, RCL_NOT_ROBUST_), pthread_mutex_consistent_np(m))
+#endif
+#ifndef pthread_mutex_getprioceiling
+#define pthread_mutex_getprioceiling(m, p) \
+    (RCL_GUARD_M_(pthread_mutex_getprioceiling, m, RCL_NO_CEILING_), pthread_mutex_getprioceiling(m, p))
+#endif
+#ifndef pthread_mutex_setprioceiling
+#define pthread_mutex_setprioceiling(m, p, o) \
+    (RCL_GUARD_M_(pthread_mutex_setprioceiling, m, RCL_NO_CEILING_), pthread_mutex_setprioceiling(m, p, o))
+#endif
+
+#ifndef pthread_cond_init
+#define pthread_cond_init(c, a) \
+    (RCL_GUARD_C_(pthread_cond_init, c, RCL_USE_(rcl_cond_init)), pthread_cond_init(c, a))
+#endif
+#ifndef pthread_cond_destroy
+#define pthread_cond_destroy(c) \
+    (RCL_GUARD_C_(pthread_cond_destroy, c, RCL_USE_(rcl_cond_destroy)), pthread_cond_destroy(c))
+#endif
+#ifndef pthread_cond_signal
+#define pthread_cond_signal(c) \
+    (RCL_GUARD_C_(pthread_cond_signal, c, RCL_USE_(rcl_cond_signal)), pthread_cond_signal(c))
+#endif
+#ifndef pthread_cond_broadcast
+#define pthread_cond_broadcast(c) \
+    (RCL_GUARD_C_(pthread_cond_broadcast, c, RCL_USE_(rcl_cond_broadcast)), pthread_cond_broadcast(c))
+#endif
+#ifndef pthread_cond_wait
+#define pthread_cond_wait(c, m)                                       \
+    (RCL_GUARD_C_(pthread_cond_wait, c, RCL_USE_(rcl_cond_wait)),     \
+     RCL_GUARD_M_(pthread_cond_wait, m, RCL_USE_(rcl_cond_wait)), pthread_cond_wait(c, m))
+#endif
+#ifndef pthread_cond_timedwait
+#define pthread_cond_timedwait(c, m, t)                                         \
+    (RCL_GUARD_C_(pthread_cond_timedwait, c, RCL_USE_(rcl_cond_timedwait)),     \
+     RCL_GUARD_M_(pthread_cond_timedwait, m, RCL_USE_(rcl_cond_timedwait)), pthread_cond_timedwait(c, m, t))
+#endif
+#ifndef pthread_cond_clockwait
+#define pthread_cond_clockwait(c, m, k, t)                                      \
+    (RCL_GUARD_C_(pthread_cond_clockwait, c, RCL_USE_(rcl_cond_clockwait)),     \
+     RCL_GUARD_M_(pthread_cond_clockwait, m, RCL_USE_(rcl_cond_clockwait)), pthread_cond_clockwait(c, m, k, t))
+#endif
+#endif /* type guard */
+
 #endif /* RCLIFY_H */

@@ -27,6 +27,7 @@
 
 #include "../profiler/prof_common.h"
 #include "core/atomics.h"
+#include "core/pthread_clock.h"
 #include "core/runtime.h"
 
 #define PROF_MAX_NESTED 6
@@ -441,6 +442,21 @@ static int profile_lock(rcl_mutex_t *m)
     return rc;
 }
 
+static int profile_clocklock(rcl_mutex_t *m, clockid_t clock, const struct timespec *abstime)
+{
+    uint64_t t0 = prof_now_ns(), t1 = t0;
+    int contended = 0;
+    int rc = pthread_mutex_trylock(&m->posix);
+    if (rc == EBUSY) { /* a timeout is not an acquisition: only its wait is lost */
+        contended = 1;
+        rc = rcl_pthread_clocklock(&m->posix, clock, abstime);
+        t1 = prof_now_ns();
+    }
+    if (rc == 0 || rc == EOWNERDEAD)
+        acquired(m, t0, t1, contended);
+    return rc;
+}
+
 static int profile_trylock(rcl_mutex_t *m)
 {
     int rc = pthread_mutex_trylock(&m->posix);
@@ -538,6 +554,7 @@ const struct rcl_lock_ops rcl_ops_profile = {
     .lock = profile_lock,
     .trylock = profile_trylock,
     .unlock = profile_unlock,
+    .clocklock = profile_clocklock,
     .execute = profile_execute,
     .execute_trylock = profile_execute_trylock,
     .release_for_wait = profile_release_for_wait,

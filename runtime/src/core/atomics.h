@@ -90,4 +90,24 @@ static inline int rcl_futex_wake(int *word, int n)
     return (int)syscall(SYS_futex, word, FUTEX_WAKE_PRIVATE, n, NULL, NULL, 0);
 }
 
+/* Deadlines of the timed operations: the clocks pthread_mutex_clocklock / pthread_cond_clockwait
+ * accept, and a well-formed absolute time. */
+static inline int rcl_clock_valid(clockid_t clock)
+{
+    return clock == CLOCK_REALTIME || clock == CLOCK_MONOTONIC;
+}
+
+static inline int rcl_abstime_valid(const struct timespec *abstime)
+{
+    return abstime->tv_nsec >= 0 && abstime->tv_nsec < 1000000000L;
+}
+
+/* Nanoseconds from now until abstime on clock; 0 or less once it has passed. */
+static inline int64_t rcl_ns_until(clockid_t clock, const struct timespec *abstime)
+{
+    struct timespec now;
+    clock_gettime(clock, &now);
+    return (int64_t)(abstime->tv_sec - now.tv_sec) * 1000000000 + (abstime->tv_nsec - now.tv_nsec);
+}
+
 #endif

@@ -10,6 +10,7 @@
  * On an RCL servicing thread (a wait inside an extracted section), the server first makes sure
  * another servicing thread is free, so that the sections that will signal can run.
  */
+#define _GNU_SOURCE /* pthread_cond_clockwait */
 #include <errno.h>
 #include <limits.h>
 
@@ -34,8 +35,9 @@ int rcl_cond_destroy(rcl_cond_t *c)
     return pthread_cond_destroy(&c->posix);
 }
 
+/* abstime (NULL: none) is on `clock`. */
 static int futex_wait(rcl_cond_t *c, rcl_mutex_t *m, const struct rcl_lock_ops *ops,
-                      const struct timespec *abstime)
+                      const struct timespec *abstime, clockid_t clock)
 {
     int saved_errno = errno; /* pthread_cond_wait leaves errno alone: so do we */
     unsigned seq = ld_acquire(&c->seq); /* before releasing m: a later signal changes it */
@@ -48,7 +50,7 @@ static int futex_wait(rcl_cond_t *c, rcl_mutex_t *m, const struct rcl_lock_ops *
     rcl_server_prepare_block();
     int result = 0;
     for (;;) {
-        if (rcl_futex_wait_abs((int *)&c->seq, (int)seq, abstime, c->clock) == 0)
+        if (rcl_futex_wait_abs((int *)&c->seq, (int)seq, abstime, (int)clock) == 0)
             break; /* woken (or spuriously: allowed) */
         if (errno == ETIMEDOUT) {
             result = ETIMEDOUT;
@@ -76,7 +78,7 @@ int rcl_cond_wait(rcl_cond_t *c, rcl_mutex_t *m)
         rcl_server_prepare_block();
         return pthread_cond_wait(&c->posix, &m->posix);
     }
-    return futex_wait(c, m, ops, NULL);
+    return futex_wait(c, m, ops, NULL, CLOCK_REALTIME);
 }
 
 int rcl_cond_timedwait(rcl_cond_t *c, rcl_mutex_t *m, const struct timespec *abstime)
@@ -89,7 +91,20 @@ int rcl_cond_timedwait(rcl_cond_t *c, rcl_mutex_t *m, const struct timespec *abs
         rcl_server_prepare_block();
         return pthread_cond_timedwait(&c->posix, &m->posix, abstime);
     }
-    return futex_wait(c, m, ops, abstime);
+    return futex_wait(c, m, ops, abstime, (clockid_t)c->clock);
+}
+
+int rcl_cond_clockwait(rcl_cond_t *c, rcl_mutex_t *m, clockid_t clock, const struct timespec *abstime)
+{
+    if (!rcl_clock_valid(clock) || !rcl_abstime_valid(abstime))
+        return EINVAL;
+    int alg;
+    const struct rcl_lock_ops *ops = rcl_mutex_ops(m, &alg);
+    if (alg == RCL_ALG_POSIX) {
+        rcl_server_prepare_block();
+        return pthread_cond_clockwait(&c->posix, &m->posix, clock, abstime);
+    }
+    return futex_wait(c, m, ops, abstime, clock);
 }
 
 int rcl_cond_signal(rcl_cond_t *c)

@@ -17,6 +17,15 @@ struct rcl_lock_ops {
     int (*lock)(rcl_mutex_t *m);
     int (*trylock)(rcl_mutex_t *m);
     int (*unlock)(rcl_mutex_t *m);
+    /*
+     * lock with a deadline: abstime on clock (CLOCK_REALTIME or CLOCK_MONOTONIC, checked by the
+     * caller).  Returns what pthread_mutex_clocklock returns on a mutex of m->kind: 0 (held in
+     * hybrid mode, released with unlock), ETIMEDOUT once abstime has passed, EINVAL for a
+     * malformed abstime when the lock cannot be taken at once (a free lock is taken whatever
+     * abstime says, as glibc does), EDEADLK for an errorcheck lock the caller holds.  A timeout
+     * leaves no trace: the lock, and whatever was posted to take it, are as if it was never tried.
+     */
+    int (*clocklock)(rcl_mutex_t *m, clockid_t clock, const struct timespec *abstime);
     /* Runs fn(ctx) holding m; returns fn's value. */
     int (*execute)(rcl_mutex_t *m, rcl_cs_fn fn, void *ctx, size_t ctx_size);
     /* Algorithm 3: stores 1/0 (taken/busy) in the context's first int, runs fn, releases. */

@@ -116,6 +116,23 @@ int rcl_mutex_trylock_slow(rcl_mutex_t *m)
     return rc;
 }
 
+/* A timed lock in hybrid mode: the clock is checked here, the rest (abstime, kinds, the wait) by
+ * the algorithm, as pthread_mutex_clocklock does. */
+int rcl_mutex_clocklock(rcl_mutex_t *m, clockid_t clock, const struct timespec *abstime)
+{
+    if (!rcl_clock_valid(clock))
+        return EINVAL;
+    int saved = errno;
+    int rc = ops_of(resolve(m))->clocklock(m, clock, abstime);
+    errno = saved;
+    return rc;
+}
+
+int rcl_mutex_timedlock(rcl_mutex_t *m, const struct timespec *abstime)
+{
+    return rcl_mutex_clocklock(m, CLOCK_REALTIME, abstime);
+}
+
 /* Resolving a lock on first use (profile counters, server start) must not change the errno the
  * section sees when it runs on this thread.  A resolved lock (every call but the first) makes no
  * call that could: no errno save on that path. */

@@ -98,10 +98,12 @@ static __attribute__((noinline)) void wait_long(struct rcl_request *r)
 
 /* Posts a request in this thread's mailbox on s and waits for its completion (Algorithm 2).
  * Inlined into its callers: between a completion and the next request, every instruction of the
- * client is on the round trip. */
+ * client is on the round trip.  A section (not a hybrid lock request) takes this thread's errno to
+ * the server and brings the one it leaves back, as if it had run here. */
 static inline __attribute__((always_inline)) int post_and_wait(struct rcl_lock *l, rcl_cs_fn fn, void *ctx,
                                                                size_t ctx_size, int real_me)
 {
+    const int section = fn != RCL_FN_HYBRID_LOCK; /* a constant where post_and_wait is inlined */
     struct rcl_server *s = l->server;
     if (__builtin_expect(!ld_acquire(&s->started), 0)) { /* only in a child after fork() */
         int e = errno;
@@ -114,11 +116,15 @@ static inline __attribute__((always_inline)) int post_and_wait(struct rcl_lock *
      * and context as last time, the common case) is not stored again. */
     store_if_changed(&r->lock, l);
     store_if_changed(&r->real_me, (int16_t)real_me);
-    store_if_changed(&r->context, ctx);
     store_if_changed(&r->ctx_size, (uint8_t)(inl ? ctx_size : 0));
     if (inl)
-        memcpy(r->ctx, ctx, ctx_size);
-    st_release(&r->function, fn); /* publish the request: lock, context, real_me before it */
+        memcpy(r->ctx.bytes, ctx, ctx_size);
+    else
+        store_if_changed(&r->ctx.ptr, ctx);
+    int *errp = rcl_tls_errno; /* set by rcl_client_id() above */
+    if (section)
+        store_if_changed(&r->err, *errp); /* usually what the last section left: no store */
+    st_release(&r->function, fn); /* publish the request: lock, context, real_me, err before it */
     rcl_server_kick(s);
     /* On the CPU the server runs on, spinning would only keep the server from running: yield at
      * once.  (Looked up after posting: the server is working on the request meanwhile.) */
@@ -133,7 +139,9 @@ static inline __attribute__((always_inline)) int post_and_wait(struct rcl_lock *
         rcl_pause();
     }
     if (inl)
-        memcpy(ctx, r->ctx, ctx_size);
+        memcpy(ctx, r->ctx.bytes, ctx_size);
+    if (section)
+        *errp = ld_relaxed(&r->err); /* (wait_long put the caller's back meanwhile) */
     return r->ret;
 }
 
@@ -261,6 +269,169 @@ static int remote_trylock(rcl_mutex_t *m)
     stat_inc(&l->hybrid_locks, 1);
     tls_hybrid_held++;
     return 0;
+}
+
+/* ---- timed hybrid lock ---------------------------------------------------------------------- */
+
+/* Sleeps until the deadline or for at most max_ns, whichever comes first. */
+static void sleep_until(clockid_t clock, const struct timespec *abstime, int64_t left, int64_t max_ns)
+{
+    if (left > max_ns) {
+        struct timespec ts = { 0, (long)max_ns };
+        nanosleep(&ts, NULL);
+    } else {
+        clock_nanosleep(clock, TIMER_ABSTIME, abstime, NULL);
+    }
+}
+
+/* take_local with a deadline: on a servicing thread of l's own server, nothing was posted, so
+ * giving up is only leaving the loop. */
+static int take_local_until(struct rcl_lock *l, int me, clockid_t clock, const struct timespec *abstime)
+{
+    for (unsigned n = 0;; n++) {
+        int expected = RCL_NONE;
+        if (cas_acquire(&l->holder, &expected, me))
+            return 0;
+        if (rcl_ns_until(clock, abstime) <= 0)
+            return ETIMEDOUT;
+        rcl_server_backoff(n);
+    }
+}
+
+/*
+ * The deadline passed with a hybrid lock request still posted in r.  Withdraw it: CAS `function`
+ * from RCL_FN_HYBRID_LOCK to RCL_FN_WITHDRAWN, which no servicing thread claims.  A servicing
+ * thread takes a hybrid request in three steps: CAS the holder NONE -> RCL_CLAIMING, re-read
+ * `function`, and, if it still says RCL_FN_HYBRID_LOCK, store this client's id in the holder and
+ * complete the request (function = NULL).  The withdrawal CAS and the claim's CAS and re-read are
+ * seq_cst, so of the two threads at least one sees the other (Dekker):
+ *   - the CAS fails: the request was completed (NULL) before it: granted, the lock is ours;
+ *   - the claim's re-read saw RCL_FN_WITHDRAWN: that servicing thread lets the lock go untouched;
+ *   - the claim's re-read came first and saw the request: the holder read after the withdrawal is
+ *     RCL_CLAIMING or our id, never an older value.  Once that claim is settled the holder is our
+ *     id: granted after all.  Its completion store (function = NULL) is still to come: wait for it
+ *     before returning, so that it cannot wipe out the next request of this mailbox.
+ * Not granted: the mailbox is emptied (function = NULL) and the lock was never touched for us.
+ */
+static int withdraw(struct rcl_lock *l, struct rcl_request *r, int me)
+{
+    rcl_cs_fn expected = RCL_FN_HYBRID_LOCK;
+    if (!__atomic_compare_exchange_n(&r->function, &expected, RCL_FN_WITHDRAWN, 0, __ATOMIC_SEQ_CST,
+                                     __ATOMIC_ACQUIRE))
+        return 0; /* completed meanwhile (acquire: the previous holder's writes) */
+    int holder;
+    for (unsigned n = 0; (holder = __atomic_load_n(&l->holder, __ATOMIC_SEQ_CST)) == RCL_CLAIMING; n++)
+        if (n < 64)
+            rcl_pause();
+        else
+            rcl_server_backoff(n);
+    if (holder == me) {
+        /* acquire: the completion store, after the claim that synchronised with the last holder */
+        for (unsigned n = 0; ld_acquire(&r->function) != NULL; n++)
+            if (n < 64)
+                rcl_pause();
+            else
+                rcl_server_backoff(n);
+        return 0;
+    }
+    /* Not granted.  A servicing thread that read the request before the withdrawal and claims
+     * the lock only now re-reads WITHDRAWN or NULL (or a later request of this thread) and lets
+     * the lock go. */
+    st_release(&r->function, NULL);
+    return ETIMEDOUT;
+}
+
+/* A hybrid lock request (as remote_lock posts) waited for until abstime; then withdrawn. */
+static int hybrid_lock_until(struct rcl_lock *l, int me, clockid_t clock, const struct timespec *abstime)
+{
+    struct rcl_server *s = l->server;
+    if (__builtin_expect(!ld_acquire(&s->started), 0))
+        rcl_server_get(s->index, s->cpu);
+    struct rcl_request *r = &s->requests[rcl_client_id()];
+    store_if_changed(&r->lock, l);
+    store_if_changed(&r->real_me, (int16_t)me);
+    store_if_changed(&r->ctx_size, (uint8_t)0);
+    st_release(&r->function, RCL_FN_HYBRID_LOCK);
+    rcl_server_kick(s);
+    /* The waits of post_and_wait (spin, yield, sleep on the mailbox), with a look at the clock
+     * between them.  The timeout is bounded by the 1 ms sleeps. */
+    for (unsigned n = 0;; n++) {
+        if (ld_acquire(&r->function) == NULL) /* granted (acquire: the previous holder's writes) */
+            return 0;
+        if (n < CLIENT_SPINS) {
+            rcl_pause();
+            continue;
+        }
+        if (n == CLIENT_SPINS && rcl_tls_sthread) /* a section waiting on another server: see wait_long */
+            rcl_server_ensure_free(rcl_tls_sthread->server);
+        int64_t left = rcl_ns_until(clock, abstime);
+        if (left <= 0)
+            return withdraw(l, r, me);
+        if (n < CLIENT_SPINS + CLIENT_YIELDS) {
+            rcl_server_backoff(n);
+            continue;
+        }
+        st_relaxed(&r->sleeping, 1);
+        fence_seq_cst();
+        rcl_cs_fn seen = ld_acquire(&r->function);
+        if (seen == RCL_FN_HYBRID_LOCK) {
+            struct timespec ts = { 0, (long)(left < CLIENT_SLEEP_NS ? left : CLIENT_SLEEP_NS) };
+            rcl_futex_wait((int *)(void *)&r->function, (int)(uintptr_t)seen, &ts);
+        }
+        st_relaxed(&r->sleeping, 0);
+    }
+}
+
+/*
+ * rcl_mutex_clocklock: remote_lock with a deadline.  A free lock is taken at once with a CAS, as
+ * trylock does (POSIX: no timeout when the lock can be taken at once); otherwise a hybrid lock
+ * request is posted and withdrawn at the deadline (withdraw), or, on a servicing thread of the
+ * lock's server, the local CAS loop gives up.  The kinds answer as glibc's pthread_mutex_clocklock:
+ * recursive relock counts, errorcheck relock EDEADLK, a normal lock relocked by its holder waits
+ * out the deadline (it is taken if another thread unlocks it meanwhile, which glibc allows).
+ */
+static int remote_clocklock(rcl_mutex_t *m, clockid_t clock, const struct timespec *abstime)
+{
+    struct rcl_lock *l = m->impl;
+    int me = current_me();
+    for (;;) {
+        int holder = settled_holder(l), expected = RCL_NONE;
+        if (holder == RCL_NONE && cas_acquire(&l->holder, &expected, me)) {
+            stat_inc(&l->hybrid_locks, 1);
+            tls_hybrid_held++;
+            return 0;
+        }
+        if (holder == me && m->kind == PTHREAD_MUTEX_RECURSIVE) {
+            l->depth++;
+            return 0;
+        }
+        if (holder == me && m->kind == PTHREAD_MUTEX_ERRORCHECK)
+            return EDEADLK;
+        if (!rcl_abstime_valid(abstime))
+            return EINVAL; /* it has to wait: the deadline must be a time */
+        if (holder != me)
+            break;
+        /* A normal lock we hold: wait for the deadline, or for another thread to unlock it. */
+        for (;;) {
+            int64_t left = rcl_ns_until(clock, abstime);
+            if (left <= 0)
+                return ETIMEDOUT;
+            if (ld_acquire(&l->holder) != me)
+                break;
+            sleep_until(clock, abstime, left, CLIENT_SLEEP_NS);
+        }
+    }
+    int rc;
+    if (on_server_of(l)) {
+        rc = take_local_until(l, me, clock, abstime);
+        if (rc == 0)
+            stat_inc(&l->hybrid_locks, 1);
+    } else {
+        rc = hybrid_lock_until(l, me, clock, abstime);
+    }
+    if (rc == 0)
+        tls_hybrid_held++;
+    return rc;
 }
 
 static int remote_unlock(rcl_mutex_t *m)
@@ -399,6 +570,7 @@ const struct rcl_lock_ops rcl_ops_rcl = {
     .lock = remote_lock,
     .trylock = remote_trylock,
     .unlock = remote_unlock,
+    .clocklock = remote_clocklock,
     .execute = remote_execute,
     .execute_trylock = remote_execute_trylock,
     .release_for_wait = remote_release_for_wait,

@@ -4,11 +4,13 @@
  * identifier is given back when the thread exits (pthread key destructor), so identifiers stay
  * small and servers only poll up to the highest live one.
  */
+#include <errno.h>
 #include <stdint.h>
 
 #include "rcl/rcl_internal.h"
 
 __thread int rcl_tls_client_id;
+__thread int *rcl_tls_errno;
 
 static pthread_mutex_t ids_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint64_t used[RCL_MAX_CLIENTS / 64]; /* bit i: identifier i is live (under ids_lock) */
@@ -38,8 +40,11 @@ static void make_key(void)
         rcl_fatal("pthread_key_create failed for client identifiers");
 }
 
+/* Called on a thread's first section: the errno its section will see is read just after. */
 int rcl_client_id_alloc(void)
 {
+    int saved_errno = errno;
+    rcl_tls_errno = &errno;
     pthread_once(&key_once, make_key);
     pthread_mutex_lock(&ids_lock);
     int id = 0;
@@ -62,6 +67,7 @@ int rcl_client_id_alloc(void)
     pthread_mutex_unlock(&ids_lock);
     pthread_setspecific(exit_key, (void *)(intptr_t)id);
     rcl_tls_client_id = id;
+    errno = saved_errno;
     return id;
 }
 

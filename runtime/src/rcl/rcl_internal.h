@@ -30,23 +30,32 @@ int rcl_clients_live(void); /* number of live identifiers (relaxed) */
 /* Special values of a mailbox's function word. */
 int rcl_fn_hybrid_lock(void *ctx);  /* request: take the lock for real_me and keep it */
 int rcl_fn_in_progress(void *ctx);  /* its section waits on a condvar, lock released: not claimable */
+int rcl_fn_withdrawn(void *ctx);    /* a timed hybrid lock gave up: not claimable (alg_rcl.c, withdraw) */
 #define RCL_FN_HYBRID_LOCK (&rcl_fn_hybrid_lock)
 #define RCL_FN_IN_PROGRESS (&rcl_fn_in_progress)
+#define RCL_FN_WITHDRAWN (&rcl_fn_withdrawn)
 
 /* One client's mailbox on one server: one cache line. */
 #define RCL_INLINE_CTX 32
 struct rcl_request {
     rcl_cs_fn function;   /* NULL: empty; set last by the client (release), reset by the server */
     struct rcl_lock *lock;
-    void *context;        /* context address (unused when copied inline) */
     int ret;              /* fn's return value */
+    int err;              /* errno: the client's when it posts, the section's when it completes */
     int16_t real_me;      /* client the section originates from (holder value) */
-    uint8_t ctx_size;     /* non-zero: the context is copied in ctx[] */
+    uint8_t ctx_size;     /* non-zero: the context is copied in ctx.bytes */
     uint8_t sleeping;     /* the client sleeps on `function` (futex): wake it on completion */
-    char ctx[RCL_INLINE_CTX] __attribute__((aligned(8)));
+    union {
+        char bytes[RCL_INLINE_CTX]; /* ctx_size != 0: the context itself, copied in and back */
+        void *ptr;                  /* ctx_size == 0: its address */
+    } ctx __attribute__((aligned(8)));
 } RCL_ALIGNED;
 _Static_assert(sizeof(struct rcl_request) == RCL_CACHE_LINE, "a mailbox is one cache line");
 _Static_assert(RCL_INLINE_CTX < 256, "ctx_size is a byte");
+
+/* rcl_clients.c: &errno of this thread, set with its client identifier (initial-exec TLS: one
+ * load, where errno itself is a call to __errno_location). */
+extern __thread int *rcl_tls_errno;
 
 /* Completes a request: publishes ret (and the inline context), then wakes its client if it went
  * to sleep.  The load of `sleeping` is not ordered after the store (no fence on the server's fast

@@ -53,24 +53,39 @@ int rcl_fn_in_progress(void *ctx)
     return 0;
 }
 
+int rcl_fn_withdrawn(void *ctx)
+{
+    return 0;
+}
+
+/* A posted request that a servicing thread may claim (not one in progress or withdrawn). */
+static inline int claimable(rcl_cs_fn fn)
+{
+    return fn && fn != RCL_FN_IN_PROGRESS && fn != RCL_FN_WITHDRAWN;
+}
+
 /* ---- the servicing loop (Algorithm 4, fast path) ---- */
 
 /* Takes the lock of a pending request and claims it; returns its function, or NULL. */
 static rcl_cs_fn claim(struct rcl_request *r, struct rcl_lock **lockp)
 {
     rcl_cs_fn fn = ld_acquire(&r->function);
-    if (!fn || fn == RCL_FN_IN_PROGRESS)
+    if (!claimable(fn))
         return NULL;
     struct rcl_lock *l = ld_relaxed(&r->lock);
     int expected = RCL_NONE;
-    if (!cas_acquire(&l->holder, &expected, RCL_CLAIMING))
+    /* seq_cst, with the re-read below: a timed hybrid lock withdraws its request with a seq_cst
+     * CAS on `function`, then reads the holder (alg_rcl.c, withdraw): either that re-read sees the
+     * withdrawal, or the client sees this claim.  (On x86 both cost what acquire costs.) */
+    if (!__atomic_compare_exchange_n(&l->holder, &expected, RCL_CLAIMING, 0, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED))
         return NULL; /* held (nested or hybrid section): try again on a later pass */
     /* Re-validate: another servicing thread may have run this request and the client posted a
-     * new one (degraded mode), or claimed it and released the lock to wait on a condvar.  Until
-     * then the holder is RCL_CLAIMING, not the client's id: a stale claim on a lock the client
-     * has just released must not look to that client as if it held the lock itself. */
-    fn = ld_acquire(&r->function);
-    if (!fn || fn == RCL_FN_IN_PROGRESS || ld_relaxed(&r->lock) != l) {
+     * new one (degraded mode), or claimed it and released the lock to wait on a condvar, or the
+     * client withdrew it (a timed lock that timed out).  Until then the holder is RCL_CLAIMING,
+     * not the client's id: a stale claim on a lock the client has just released must not look
+     * to that client as if it held the lock itself. */
+    fn = __atomic_load_n(&r->function, __ATOMIC_SEQ_CST);
+    if (!claimable(fn) || ld_relaxed(&r->lock) != l) {
         st_release(&l->holder, RCL_NONE);
         return NULL;
     }
@@ -95,7 +110,7 @@ static void note_lock(struct rcl_lock **locks, int *nlocks, struct rcl_lock *l)
  * (statistics, resetting the thread's section state) comes after the completion, while the
  * reply travels to the client.
  */
-static int service_pass(struct rcl_server *s, struct rcl_sthread *self)
+static int service_pass(struct rcl_server *s, struct rcl_sthread *self, int *errp)
 {
     int max = rcl_clients_max(), done = 0, hybrid = 0, nlocks = 0;
     struct rcl_lock *locks[16];
@@ -122,8 +137,10 @@ static int service_pass(struct rcl_server *s, struct rcl_sthread *self)
         rcl_tls_real_me = ld_relaxed(&r->real_me);
         rcl_tls_request = r;
         st_relaxed(&self->in_section, 1);
-        int ret = fn(r->ctx_size ? (void *)r->ctx : r->context);
+        *errp = ld_relaxed(&r->err); /* the section sees its client's errno ... */
+        int ret = fn(r->ctx_size ? (void *)r->ctx.bytes : r->ctx.ptr);
         store_if_changed(&r->ret, ret); /* (one store less on the line the client spins on) */
+        store_if_changed(&r->err, *errp); /* ... and its client the errno it leaves */
         /* Complete, then release.  Released first, another servicing thread could claim the
          * still-posted request and run it twice; the holder is RCL_CLAIMING in between, never
          * the client's id, so that the client does not see itself as the holder. */
@@ -150,13 +167,12 @@ static int service_pass(struct rcl_server *s, struct rcl_sthread *self)
     return done;
 }
 
-/* Is any request waiting for a servicing thread (not one already in progress)? */
+/* Is any request waiting for a servicing thread (not one already in progress, nor withdrawn)? */
 static int has_request(struct rcl_server *s)
 {
     int max = rcl_clients_max();
     for (int i = 1; i <= max; i++) {
-        rcl_cs_fn fn = ld_relaxed(&s->requests[i].function);
-        if (fn && fn != RCL_FN_IN_PROGRESS)
+        if (claimable(ld_relaxed(&s->requests[i].function)))
             return 1;
     }
     return 0;
@@ -189,10 +205,12 @@ void rcl_server_backoff(unsigned n)
          * thread we wait for (a hybrid holder, a client) would only get the RT-throttling
          * share of this CPU.  Sleep instead. */
         struct timespec ts = { 0, 50000 };
+        int saved_errno = errno; /* a section may be waiting here (take_local): EINTR is not its */
         nanosleep(&ts, NULL);
+        errno = saved_errno;
         return;
     }
-    sched_yield();
+    sched_yield(); /* never fails: errno untouched */
 }
 
 /* ---- the pool (Algorithm 4 slow path, Algorithm 5 thread activation) ---- */
@@ -292,8 +310,11 @@ void rcl_server_ensure_free(struct rcl_server *s)
 void rcl_server_prepare_block(void)
 {
     struct rcl_sthread *self = rcl_tls_sthread;
-    if (self)
+    if (self) { /* inside a section (a condvar wait): thread creation must not change its errno */
+        int saved_errno = errno;
         rcl_server_ensure_free(self->server);
+        errno = saved_errno;
+    }
 }
 
 /* Leaves the pool when another thread is free (keep only one free thread); returns 1 when it
@@ -323,6 +344,7 @@ static void *servicing_main(void *arg)
     struct rcl_server *s = self->server;
     unsigned empty = 0, passes = 0;
     uint64_t idle_since = 0;
+    int *errp = &errno; /* once: errno is a call to __errno_location */
     rcl_tls_sthread = self;
     for (;;) {
         if (passes++ % CPU_CHECK_PASSES == 0) {
@@ -332,7 +354,7 @@ static void *servicing_main(void *arg)
         }
         st_relaxed(&s->is_alive, 1);
         st_relaxed(&self->timestamp, ld_relaxed(&s->timestamp));
-        int done = service_pass(s, self);
+        int done = service_pass(s, self, errp);
         if (done) {
             empty = 0;
             idle_since = 0;
