@@ -3,6 +3,7 @@
 import os
 from pathlib import Path
 
+from rclify.commands import positive_int
 from rclify.transform import run as transform
 
 
@@ -20,7 +21,7 @@ def add_parser(sub):
     p.add_argument("--config", type=Path, help="lock_config.h to write (default: SRC/lock_config.h)")
     p.add_argument("--dry-run", action="store_true", help="print the diff, change nothing")
     p.add_argument("--report", type=Path, help="write a JSON report of every region and lock")
-    p.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1, help="parallel jobs")
+    p.add_argument("-j", "--jobs", type=positive_int, default=os.cpu_count() or 1, help="parallel jobs (at least 1)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress output")
     return p
 
@@ -28,7 +29,7 @@ def add_parser(sub):
 def run(args) -> int:
     options = transform.Options(
         src=args.src, output=args.output, config=args.config, dry_run=args.dry_run,
-        report=args.report, jobs=max(1, args.jobs), cflags=args.passthrough, quiet=args.quiet,
+        report=args.report, jobs=args.jobs, cflags=args.passthrough, quiet=args.quiet,
     )
     outcome = transform.run(options)
     if outcome.already_transformed:

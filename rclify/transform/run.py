@@ -21,7 +21,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rclify import lock_config
+from rclify import atomic_file, lock_config
 from rclify.ctext import spatch
 from rclify.errors import UsageError
 from rclify.progress import Progress
@@ -93,8 +93,17 @@ def run(options: Options) -> Outcome:
         apply_step.apply(root, outcome, config_path)
     outcome.timings["total_s"] = time.monotonic() - progress.started
     if options.report:
-        options.report.write_text(json.dumps(report_json(outcome), indent=2) + "\n")
+        write_report(options.report, outcome, options.dry_run)
     return outcome
+
+
+def write_report(path: Path, outcome: Outcome, dry_run: bool) -> None:
+    """Checked before the work began (_check_arguments); this is for what changed since."""
+    try:
+        atomic_file.write_text(path, json.dumps(report_json(outcome), indent=2) + "\n")
+    except OSError as err:
+        done = "nothing was changed" if dry_run or not outcome.changed else "the transform itself was applied"
+        raise UsageError(f"--report {path}: cannot write: {err.strerror} ({done})") from None
 
 
 class _timed:
@@ -110,18 +119,36 @@ class _timed:
         self.outcome.timings[self.key] = time.monotonic() - self.started
 
 
-def _prepare_tree(options: Options) -> Path:
+def _check_arguments(options: Options) -> None:
+    """Every input and output path, before any work: a bad one is one line and nothing written."""
     src = options.src.resolve()
     if not src.is_dir():
         raise UsageError(f"{options.src}: not a directory")
-    if options.output is None:
+    if options.report is not None:
+        atomic_file.check_writable(options.report, "--report")
+    if options.config is not None:
+        atomic_file.check_writable(options.config, "--config")
+    if options.output is not None:
+        out = options.output.resolve()
+        if out.exists() and not out.is_dir():
+            raise UsageError(f"--output {options.output}: exists and is not a directory")
+        if out.exists() and any(out.iterdir()):
+            raise UsageError(f"--output {options.output}: output directory exists and is not empty")
+        if out == src or out.is_relative_to(src):
+            raise UsageError(f"--output {options.output}: inside the source tree {options.src}")
+        atomic_file.check_creatable_dir(out, "--output")
+
+
+def _prepare_tree(options: Options) -> Path:
+    _check_arguments(options)
+    src = options.src.resolve()
+    if options.output is None or options.dry_run:
         return src
     out = options.output.resolve()
-    if out.exists() and any(out.iterdir()):
-        raise UsageError(f"{options.output}: output directory exists and is not empty")
-    if options.dry_run:
-        return src
-    shutil.copytree(src, out, symlinks=True, dirs_exist_ok=True)
+    try:
+        shutil.copytree(src, out, symlinks=True, dirs_exist_ok=True)
+    except OSError as err:
+        raise UsageError(f"--output {options.output}: cannot copy the tree there: {err}") from None
     return out
 
 
