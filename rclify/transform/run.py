@@ -9,8 +9,9 @@
   apply                every changed file replaced atomically, backups        apply.py
   report               summary on stdout, JSON with --report                  report.py
 
-Nothing is written until every step has succeeded; a file that a parser cannot read is left as
-it was and reported.
+Nothing is written until every step has succeeded (output paths are checked before the first); a
+file that a parser cannot read is left as it was and reported.  On a tree rclify has transformed,
+rerun.py runs the same steps on its originals with the user's later edits carried onto them.
 """
 
 import json
@@ -52,18 +53,31 @@ class Options:
 def run(options: Options) -> Outcome:
     progress = Progress(options.quiet)
     root = _prepare_tree(options)
-    config_path = (options.config or root / "lock_config.h").resolve()
-    outcome = Outcome(root)
     state = apply_step.read_state(root)
-    if state is not None:
-        outcome.already_transformed = True
-        progress(f"{root} was transformed by rclify {state['version']}: nothing to do")
-        return outcome
-    files = _source_files(root)
+    if state is not None:  # a transformed tree: take up what changed since (rerun.py)
+        from rclify.transform import rerun
+
+        return rerun.run(root, state, options, progress)
+    config_path = (options.config or root / "lock_config.h").resolve()
+    files = source_files(root)
     apply_step.refuse_foreign_transformation(root, files)
+    outcome = analyse_tree(root, files, config_path, options, progress)
+    if options.dry_run:
+        print_diff(root, outcome.changed, outcome.locks, config_path)
+    else:
+        apply_step.commit(root, _first_commit(root, files, outcome, config_path))
+    finish(outcome, options, progress)
+    return outcome
+
+
+def analyse_tree(root: Path, files: list[Path], config_path: Path, options: Options, progress: Progress,
+                 shown: Path | None = None) -> Outcome:
+    """Every step short of writing: the Outcome, with `changed` the new text of each file.
+    shown: the tree's name in progress lines (root may be a staging copy of it)."""
     spatch.check_version()
+    outcome = Outcome(root)
     outcome.files_scanned = len(files)
-    progress(f"{len(files)} C files under {root}")
+    progress(f"{len(files)} C files under {shown or root}")
 
     with _timed(outcome, "spatch_discover_s"):
         discovery = discover(root, files, jobs=options.jobs, progress=progress)
@@ -87,14 +101,21 @@ def run(options: Options) -> Outcome:
         outcome.changed = staging.rewrite_and_verify(files, rendered)
     progress(f"rewrote the lock API in {len(outcome.changed)} files "
              f"({outcome.timings['spatch_rewrite_and_verify_s']:.1f}s)")
-    if options.dry_run:
-        print_diff(root, outcome, config_path)
-    else:
-        apply_step.apply(root, outcome, config_path)
+    return outcome
+
+
+def _first_commit(root: Path, files: list[Path], outcome: Outcome, config_path: Path) -> apply_step.Commit:
+    originals = {rel: apply_step.read_text(root / rel) for rel in outcome.changed}
+    sources = {str(p.relative_to(root)): apply_step.file_hash(p) for p in files}
+    sources.update({rel: apply_step.text_hash(text) for rel, text in outcome.changed.items()})
+    return apply_step.Commit(dict(outcome.changed), originals, dict(outcome.changed), sources, outcome.locks,
+                             config_path, created_config=not config_path.exists())
+
+
+def finish(outcome: Outcome, options: Options, progress: Progress) -> None:
     outcome.timings["total_s"] = time.monotonic() - progress.started
     if options.report:
         write_report(options.report, outcome, options.dry_run)
-    return outcome
 
 
 def write_report(path: Path, outcome: Outcome, dry_run: bool) -> None:
@@ -152,7 +173,7 @@ def _prepare_tree(options: Options) -> Path:
     return out
 
 
-def _source_files(root: Path) -> list[Path]:
+def source_files(root: Path) -> list[Path]:
     files = []
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
