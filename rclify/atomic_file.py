@@ -10,6 +10,8 @@ tree gets its own copy instead of writing through the link to a file outside it.
 import os
 from pathlib import Path
 
+from rclify.errors import UsageError
+
 
 def write_text(path: Path, text: str, *, tmp_name: str | None = None, keep_mode: bool = False) -> None:
     """Writes text to path.  tmp_name: the temporary file's name in the same directory (default
@@ -24,3 +26,36 @@ def write_text(path: Path, text: str, *, tmp_name: str | None = None, keep_mode:
     if keep_mode and path.exists():
         os.chmod(tmp, path.stat().st_mode)
     os.replace(tmp, path)
+
+
+def check_writable(path: Path, option: str) -> None:
+    """Raises UsageError (one line, naming the option) unless write_text(path, ...) can succeed:
+    checked before any work, so that bad output paths never leave a job half done."""
+    path = Path(path)
+    if path.is_dir():
+        raise UsageError(f"{option} {path}: is a directory")
+    if path.exists() and not path.is_file():  # a device or a pipe: written in place
+        if not os.access(path, os.W_OK):
+            raise UsageError(f"{option} {path}: not writable")
+        return
+    parent = path.parent
+    if not parent.exists():
+        raise UsageError(f"{option} {path}: no such directory: {parent}")
+    if not parent.is_dir():
+        raise UsageError(f"{option} {path}: {parent} is not a directory")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise UsageError(f"{option} {path}: cannot create files in {parent} (permission denied)")
+
+
+def check_creatable_dir(path: Path, option: str) -> None:
+    """Raises UsageError unless the directory path exists and is writable or can be created."""
+    path = Path(path)
+    ancestor = path
+    while not ancestor.exists():
+        if ancestor.parent == ancestor:
+            break
+        ancestor = ancestor.parent
+    if not ancestor.is_dir():
+        raise UsageError(f"{option} {path}: {ancestor} is not a directory")
+    if not os.access(ancestor, os.W_OK | os.X_OK):
+        raise UsageError(f"{option} {path}: cannot create it in {ancestor} (permission denied)")

@@ -78,11 +78,30 @@ def test_thresholds_out_of_range(tmp_path, capsys, lower, upper):
 def test_profile_of_another_program_is_refused_with_examples(tmp_path, capsys):
     path = make_profile(tmp_path, LOCKS)
     config = tmp_path / "lock_config.h"
-    lock_config.write(config, [LockEntry("b.c:x"), LockEntry("a.c:hot1")])
+    lock_config.write(config, [LockEntry("b.c:x"), LockEntry("b.c:y")])
+    before = config.read_bytes()
     assert cli.main(["assign", str(path), "--config", str(config)]) == 2
     err = capsys.readouterr().err
-    assert "5 of its locks are not in the lock configuration" in err and "a.c:hot2" in err
+    assert "none of its 6 locks is in the lock configuration" in err and "a.c:hot2" in err
     assert err.count("\n") == 1
+    assert config.read_bytes() == before
+
+
+def test_locks_missing_from_the_config_are_left_out_with_a_warning(tmp_path, capsys):
+    path = make_profile(tmp_path, [*LOCKS, lock("(anonymous)", 40)])
+    config = tmp_path / "lock_config.h"
+    lock_config.write(config, [LockEntry("b.c:x"), LockEntry("a.c:hot1"), LockEntry("a.c:cold1")])
+    assert cli.main(["assign", str(path), "--config", str(config)]) == 0
+    out, err = capsys.readouterr()
+    assert err.splitlines() == [
+        f"rclify assign: warning: 5 profiled locks not matched to {config}, left out: a.c:hot2, (anonymous), "
+        "a.c:outer, a.c:inner, a.c:cold2 (a profile of another build? run `rclify transform` again, then profile)"
+    ]
+    entries = {e.lock_id: e for e in lock_config.read(config)}
+    assert entries["a.c:hot1"].algorithm == "rcl" and "70.0% of thread time" in entries["a.c:hot1"].rationale
+    assert entries["a.c:cold1"].algorithm == "posix" and entries["a.c:cold1"].rationale
+    assert entries["b.c:x"].rationale == ""  # not in the profile: left as it was
+    assert f"wrote {config}" in out
 
 
 def test_config_updated_hand_edits_kept(tmp_path, capsys):
@@ -117,8 +136,8 @@ def test_preload_ids_matched_by_variable_name(tmp_path, capsys):
     config = tmp_path / "lock_config.h"
     lock_config.write(config, [LockEntry("x.c:hot_lock"), LockEntry("x.c:locks[]")])
     assert cli.main(["assign", str(path), "--config", str(config)]) == 0
-    out = capsys.readouterr().out
-    assert "not matched" in out and "libfoo.so:internal" in out
+    err = capsys.readouterr().err
+    assert "not matched" in err and "libfoo.so:internal" in err
     entries = {e.lock_id: e for e in lock_config.read(config)}
     assert entries["x.c:hot_lock"].algorithm == "rcl" and entries["x.c:locks[]"].algorithm == "posix"
 

@@ -310,3 +310,31 @@ def test_prove_failures_reads_padded_and_unpadded_summary_lines():
 
 def test_no_counts_means_exit_code_only():
     assert check.parse_counts("make: Nothing to be done for 'test'.\n") is None
+
+
+RCL_PROG = ('#include <rclify.h>\nstatic rcl_mutex_t m;\n'
+            'int main(void) { rcl_mutex_lock(&m); rcl_mutex_unlock(&m); return 0; }\n')
+
+
+@needs_toolchain
+def test_a_link_line_without_the_runtime_says_where_its_libraries_go(tmp_path, monkeypatch, capsys):
+    tree = make_tree(tmp_path / "hardcoded", {"a.t": T_PASS}, prog=RCL_PROG)
+    makefile = tree / "Makefile"  # the link line names -lpthread itself and never $(LDLIBS)
+    makefile.write_text(makefile.read_text().replace("prog.c $(LDLIBS)", "prog.c -lpthread"))
+    before = {p: p.read_bytes() for p in (tree / "prog.c", makefile)}
+    use_fake_runtime(monkeypatch)
+    assert main(["check", str(tree)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith(
+        "rclify check: error: the link failed on undefined references to the rclify runtime (rcl_mutex_"
+    ), err
+    assert "$(LDLIBS) or $(LIBS)" in err[0] and "rclify flags --libs" in err[0] and "build.log" in err[0]
+    assert {p: p.read_bytes() for p in before} == before
+
+
+def test_undefined_runtime_references_are_read_from_gnu_ld_and_lld_logs():
+    gnu = "/usr/bin/ld: prog.o: in function `main':\nprog.c:(.text+0x9): undefined reference to `rcl_execute'\n"
+    lld = "ld.lld: error: undefined symbol: rcl_mutex_init\n>>> referenced by prog.c\n"
+    assert "(rcl_execute)" in str(check.runtime_not_linked(gnu))
+    assert "(rcl_mutex_init)" in str(check.runtime_not_linked(lld))
+    assert check.runtime_not_linked("undefined reference to `event_base_new'") is None

@@ -203,3 +203,25 @@ def test_runtime_profile_written_to_a_fifo_leaves_the_fifo_in_place(tmp_path):
     assert stat.S_ISFIFO(fifo.stat().st_mode)
     assert not (tmp_path / "profile.fifo.tmp").exists()
     assert text and "app.c:hot" in {lock["id"] for lock in json.loads(text)["locks"]}
+
+
+def test_profile_exits_with_the_programs_status_and_keeps_the_profile(programs, tmp_path, capsys):
+    out = tmp_path / "p.json"
+    assert cli.main(["profile", "-o", str(out), "--", shutil.which("false")]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"rclify profile: {shutil.which('false')} exited with status 1; the profile was written to {out}; exit 1"]
+    assert profile.load(out)["exit_status"] == "1"
+    out.unlink()
+    crash = str(programs["one_hot"])
+    assert cli.main(["profile", "-o", str(out), "--", crash, "20000", "crash"]) == 128 + 11  # SIGSEGV, as a shell says
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"rclify profile: {crash} was killed by SIGSEGV; the partial profile was written to {out}; exit 139"]
+    prof = profile.load(out)
+    assert prof["partial"] and prof["locks"][0]["acquisitions"] > 0
+
+
+def test_profile_output_path_is_checked_before_the_program_runs(tmp_path, capsys):
+    marker = tmp_path / "ran"
+    assert cli.main(["profile", "-o", str(tmp_path / "no" / "p.json"), "--", "touch", str(marker)]) == 2
+    assert capsys.readouterr().err.strip() == f"rclify profile: error: --output {tmp_path / 'no' / 'p.json'}: no such directory: {tmp_path / 'no'}"
+    assert not marker.exists()

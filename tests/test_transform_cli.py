@@ -92,3 +92,31 @@ def test_an_unwritable_tree_is_one_line_and_left_as_it_was(tree):
     assert proc.returncode == 2, proc.stderr
     assert "nothing was changed" in proc.stderr and "Traceback" not in proc.stderr
     assert snapshot(tree) == before
+
+
+@pytest.mark.parametrize("option,where", [
+    ("--report", "/nonexistent/r.json"),
+    ("--config", "/nonexistent/dir/x.h"),
+    ("--report", "."),  # a directory
+    ("--output", "prog/out"),  # inside the tree
+    ("--output", "prog/counter.c/out"),  # below a file
+])
+def test_bad_output_paths_are_refused_before_any_work(tree, option, where):
+    where = where if where.startswith("/") else str(tree.parent / where).replace("counter.c", "items.c")
+    before = snapshot(tree)
+    proc = rclify("transform", tree, option, where, check=False)
+    assert proc.returncode == 2, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"rclify transform: error: {option} "), proc.stderr
+    assert snapshot(tree) == before
+
+
+@pytest.mark.parametrize("command", ["transform", "check"])
+@pytest.mark.parametrize("jobs", ["0", "-3", "many"])
+def test_jobs_must_be_a_positive_integer(tree, command, jobs):
+    before = snapshot(tree)
+    proc = rclify(command, tree, "-j", jobs, check=False)
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines()[-1].startswith(f"rclify {command}: error: argument -j/--jobs: ")
+    assert jobs in proc.stderr.splitlines()[-1] and "Traceback" not in proc.stderr
+    assert snapshot(tree) == before

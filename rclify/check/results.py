@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rclify.check.plan import TOOL_PACKAGES, Plan
-from rclify.errors import ToolMissingError
+from rclify.errors import BuildError, ToolMissingError
 from rclify.progress import format_seconds
 
 
@@ -130,6 +130,28 @@ def missing_tool(text: str) -> ToolMissingError | None:
             line = text[text.rfind("\n", 0, m.start()) + 1 : text.find("\n", m.end()) % (len(text) + 1)].strip()
             return ToolMissingError(f"the build needs a missing library ({line[:120]}): apt-get install {package}")
     return None
+
+
+_UNDEFINED_RUNTIME = re.compile(  # GNU ld, gold: undefined reference to `rcl_x'; lld: undefined symbol: rcl_x
+    r"undefined (?:reference to|symbol:) [`'\u2018\"]?(?P<sym>(?:rcl|rclify)_\w+)"
+)
+
+
+def runtime_not_linked(text: str, log: Path | None = None) -> BuildError | None:
+    """A BuildError saying where the runtime's libraries must go, when the link failed on
+    undefined references to the runtime's functions (rcl_*): the build compiled transformed code
+    but its link line lacks librclify, typically a Makefile rule with a hard-coded `-lpthread`."""
+    symbols = sorted(set(m["sym"] for m in _UNDEFINED_RUNTIME.finditer(text)))
+    if not symbols:
+        return None
+    shown = ", ".join(symbols[:3]) + (f" and {len(symbols) - 3} more" if len(symbols) > 3 else "")
+    where = f"; build log: {log}" if log else ""
+    return BuildError(
+        f"the link failed on undefined references to the rclify runtime ({shown}): the link line lacks "
+        "its libraries, which must come after the objects: use $(LDLIBS) or $(LIBS) there (rclify check "
+        "sets both to $RCLIFY_LIBS), or $(LDFLAGS) if the rule puts it after the objects; a rule with a "
+        f"hard-coded -lpthread needs one of them, or the output of `rclify flags --libs`{where}"
+    )
 
 
 def summary_line(r: RunResult) -> str:

@@ -26,7 +26,8 @@ from pathlib import Path
 
 from rclify import runtime_build
 from rclify.check.plan import CONFIG_FILE, Plan, make_plan, read_config, require_tools, write_config
-from rclify.check.results import Report, RunResult, format_table, missing_tool, parse_counts, summary_line
+from rclify.check.results import (Report, RunResult, format_table, missing_tool, parse_counts, runtime_not_linked,
+                                  summary_line)
 from rclify.errors import BuildError, ToolMissingError, UsageError
 from rclify.lock_config import NO_OVERRIDE, validate_override
 from rclify.progress import Progress, format_seconds
@@ -206,7 +207,7 @@ def _run_tests(tree: Path, plan: Plan, built: RunResult, locks: list[str], env: 
         progress(f"test {i}/{len(locks)}: {summary_line(result)}")
         if not result.ok:
             progress(f"  output kept in {log}")
-            if result.rc is not None and (err := missing_tool(text)) is not None:
+            if result.rc is not None and (err := missing_tool(text) or runtime_not_linked(text, log)) is not None:
                 print(format_table(Report(tree, plan, built, results)), file=out, flush=True)
                 raise err
     return results
@@ -248,6 +249,8 @@ def _fail_build(built: RunResult, progress: Progress, out, plan: Plan):
     err = None if built.timed_out else missing_tool(text)
     if err is not None:
         raise ToolMissingError(f"{err} (build log: {built.log})")
+    if not built.timed_out and (unlinked := runtime_not_linked(text, built.log)) is not None:
+        raise unlinked
     raise BuildError(f"the {built.name} failed ({why}); the tests were not run; log: {built.log}")
 
 

@@ -1,5 +1,6 @@
 """rclify assign: choose posix or RCL, and an RCL server, for each lock from a profile."""
 
+import sys
 from pathlib import Path
 
 from rclify.profiling import assign, profile
@@ -43,11 +44,7 @@ def run(args) -> int:
     for d in decisions:
         print(f"  {d.lock_id:<{width}}  {d.pct:6.1f}%  {d.verdict.heat:<4}  -> {d.choice}"
               + (f"  (hand edit kept: {d.kept_edit})" if d.kept_edit else ""))
-    if matching.unmatched or matching.ambiguous:
-        left = matching.unmatched + matching.ambiguous
-        print(f"not matched to {config}: {len(left)} profiled lock(s): {assign._few(left, 6)}")
-        print("  (preload profiles match lock_config.h ids by variable name; for exact ids profile the "
-              "transformed program with RCLIFY_LOCKS='*=profile')")
+    _warn_unmatched(matching, config, prof)
     if config is None:
         print("no lock_config.h given (--config) or found here: nothing written")
         return 0
@@ -63,3 +60,15 @@ def run(args) -> int:
         print(f"not in the profile (never taken during the run?), left as they are: {assign._few(unseen, 6)}")
     print(f"wrote {config}")
     return 0
+
+
+def _warn_unmatched(matching: assign.Matching, config: Path | None, prof: dict) -> None:
+    """One line on stderr listing every profiled lock that the configuration lacks."""
+    left = matching.unmatched + matching.ambiguous
+    if not left:
+        return
+    hint = ("preload profiles match lock_config.h ids by variable name; for exact ids profile the transformed "
+            "program with RCLIFY_LOCKS='*=profile'") if prof.get("source") != "runtime" else \
+        "a profile of another build? run `rclify transform` again, then profile"
+    print(f"rclify assign: warning: {len(left)} profiled lock{'s' if len(left) != 1 else ''} not matched to "
+          f"{config}, left out: {', '.join(left)} ({hint})", file=sys.stderr)

@@ -4,6 +4,7 @@ once per lock assignment; exit 1 when a test run fails, 2 when the tree cannot b
 from pathlib import Path
 
 from rclify import check
+from rclify.commands import positive_int
 
 
 def add_parser(sub):
@@ -28,7 +29,7 @@ def add_parser(sub):
         "--timeout", metavar="SECONDS", type=float,
         help=f"limit for the build and for each test run (default: {check.DEFAULT_TIMEOUT:.0f})",
     )
-    p.add_argument("--jobs", metavar="N", type=int, help="parallel build jobs (default: number of CPUs)")
+    p.add_argument("-j", "--jobs", metavar="N", type=positive_int, help="parallel build jobs (default: number of CPUs)")
     return p
 
 

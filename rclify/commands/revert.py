@@ -6,13 +6,22 @@ from rclify.transform import apply
 
 
 def add_parser(sub):
-    p = sub.add_parser("revert", help="restore the files an in-place transform changed")
+    p = sub.add_parser(
+        "revert", help="restore the files an in-place transform changed",
+        description="Restores the originals of the files rclify transform changed.  A file edited since the "
+        "transform is not restored (nothing is): transform again first to carry the edits into the "
+        "originals, or give --force to discard them.  Files added since are never touched.",
+    )
     p.add_argument("src", type=Path, help="transformed source tree")
+    p.add_argument("--force", action="store_true",
+                   help="restore the originals even over files edited since the transform (the edits are lost)")
     return p
 
 
 def run(args) -> int:
-    restored = apply.revert(args.src)
+    restored, discarded = apply.revert(args.src, force=args.force)
     print(f"rclify revert: restored {len(restored)} files in {args.src} "
           f"(lock_config.h is kept: a later transform keeps its choices)")
+    if discarded:
+        print(f"  discarded the edits made since the transform to: {', '.join(discarded)}")
     return 0

@@ -3,6 +3,7 @@
 import os
 from pathlib import Path
 
+from rclify.commands import positive_int
 from rclify.transform import run as transform
 
 
@@ -11,7 +12,8 @@ def add_parser(sub):
         "transform",
         help="extract every lock..unlock region and rewrite the locks to the rclify runtime",
         description="Transforms a C source tree in place (default) or into --output. "
-        "Arguments after `--` are compiler flags for the analysis (-I, -D).",
+        "Arguments after `--` are compiler flags for the analysis (-I, -D).  On a tree it has transformed, "
+        "transforms again what was added or changed since (docs/transform.md, Re-running transform).",
     )
     p.add_argument("src", type=Path, help="source tree")
     where = p.add_mutually_exclusive_group()
@@ -20,7 +22,7 @@ def add_parser(sub):
     p.add_argument("--config", type=Path, help="lock_config.h to write (default: SRC/lock_config.h)")
     p.add_argument("--dry-run", action="store_true", help="print the diff, change nothing")
     p.add_argument("--report", type=Path, help="write a JSON report of every region and lock")
-    p.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1, help="parallel jobs")
+    p.add_argument("-j", "--jobs", type=positive_int, default=os.cpu_count() or 1, help="parallel jobs (at least 1)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress output")
     p.add_argument("-p", dest="database", type=Path, metavar="DIR",
                    help="directory of the build's compile_commands.json (default: the tree's root or "
@@ -31,20 +33,27 @@ def add_parser(sub):
 def run(args) -> int:
     options = transform.Options(
         src=args.src, output=args.output, config=args.config, dry_run=args.dry_run,
-        report=args.report, jobs=max(1, args.jobs), cflags=args.passthrough, quiet=args.quiet,
+        report=args.report, jobs=args.jobs, cflags=args.passthrough, quiet=args.quiet,
         database=args.database,
     )
     outcome = transform.run(options)
     if outcome.already_transformed:
-        print(f"{outcome.root}: already transformed by this rclify version; nothing changed")
+        print(f"{outcome.root}: already transformed, and no C file changed since: nothing changed")
         return 0
     s = outcome.summary()
     hybrid = ", ".join(f"{reason} {n}" for reason, n in s["hybrid"].items()) or "none"
     verb = "would change" if args.dry_run else "changed"
-    print(f"rclify transform: {s['files']} files, {verb} {s['files_changed']}; "
+    files = f"{verb} {s['files_changed']}"
+    if outcome.rerun is not None:  # on a transformed tree: the files written now are fewer
+        verb = "would update" if args.dry_run else "updated"
+        files = f"{s['files_changed']} transformed, {verb} {len(outcome.rerun['updated'])} now"
+    print(f"rclify transform: {s['files']} files, {files}; "
           f"{s['regions']} regions: {s['extracted']} extracted ({s['extracted_thread_bound']} use thread-local "
           f"state and run on their own thread), {s['regions'] - s['extracted']} hybrid "
           f"({hybrid}); {s['locks']} locks")
+    if outcome.rerun is not None:
+        print(f"  {verb}: {', '.join(outcome.rerun['updated']) or 'none'}; edited since the transform, "
+              f"edits carried into the originals: {', '.join(outcome.rerun['edits_carried']) or 'none'}")
     if s["wrappers"]:
         print(f"  lock wrappers: {', '.join(s['wrappers'])}")
     for rel, error in sorted(outcome.failures.items()):

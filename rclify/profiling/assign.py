@@ -180,7 +180,9 @@ def decide(
     upper: float = DEFAULT_UPPER,
     max_servers: int | None = None,
 ) -> tuple[list[Decision], Matching]:
-    """Decisions for the configured locks the profile saw (every profile lock when config_ids is None)."""
+    """Decisions for the configured locks the profile saw (every profile lock when config_ids is None).
+    Profile locks the configuration lacks are left out (matching.unmatched, .ambiguous: the caller
+    warns); only a profile none of whose locks is configured is refused."""
     check_thresholds(lower, upper)
     if max_servers is None:
         max_servers = default_max_servers()
@@ -190,10 +192,12 @@ def decide(
         matching = Matching({l["id"]: l["id"] for l in profile["locks"]})
     else:
         matching = match_ids(profile, config_ids)
-        if not matching.to_config or (profile.get("source") == "runtime" and matching.unmatched):
+        if not profile["locks"]:
+            raise UsageError(f"{profile.get('path', 'the profile')}: no locks were profiled: nothing to assign")
+        if not matching.to_config:
             missing = matching.unmatched + matching.ambiguous
             raise UsageError(
-                f"{profile.get('path', 'the profile')}: {len(missing)} of its locks are not in the lock "
+                f"{profile.get('path', 'the profile')}: none of its {len(missing)} locks is in the lock "
                 f"configuration ({_few(missing)}); is it a profile of another program, or of an older build?"
             )
 

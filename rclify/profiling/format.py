@@ -21,3 +21,16 @@ def status_text(status: int) -> str:
             return f"signal {-status}"
     return str(status)
 
+
+
+def exit_code(status: str) -> int:
+    """A profile's exit_status ("0", "3", "SIGSEGV", "signal 40") as a shell reports it: the
+    program's own status, or 128 + the signal that killed it."""
+    if status.lstrip("-").isdigit():
+        return int(status)
+    if status.startswith("signal ") and status[7:].isdigit():
+        return 128 + int(status[7:])
+    try:
+        return 128 + signal.Signals[status].value
+    except KeyError:
+        return 0  # "exit" (runtime mode) or unknown: nothing to report

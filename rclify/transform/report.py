@@ -30,6 +30,7 @@ class Outcome:
     files_scanned: int = 0
     already_transformed: bool = False
     build_flags: str = ""  # where the analysis's compiler flags came from (build_flags.py)
+    rerun: dict | None = None  # on a transformed tree: files updated now, files whose edits were carried
 
     def summary(self) -> dict:
         extracted = [r for r in self.regions if r["status"] == "extracted"]
@@ -63,7 +64,7 @@ def report_json(outcome: Outcome) -> dict:
         "api_errors": outcome.api_errors,
         "api_notes": outcome.api_notes,
         "timings": outcome.timings,
-    }
+    } | ({"rerun": outcome.rerun} if outcome.rerun is not None else {})
 
 
 def region_record(rel: str, region: Region, renderer: FileRenderer) -> dict:
@@ -93,13 +94,15 @@ def leave_hybrid(record: dict, reason: str, why: str) -> None:
                   other_reasons=sorted(set(earlier) - {reason}))
 
 
-def print_diff(root: Path, outcome: Outcome, config_path: Path) -> None:
-    for rel, text in sorted(outcome.changed.items()):
-        original = (root / rel).read_text(encoding="utf-8", errors="surrogateescape")
+def print_diff(root: Path, texts: dict[str, str], locks: list[lock_config.LockEntry], config_path: Path) -> None:
+    """The unified diff from the tree's files to texts ({relative path: new text}), then lock_config.h's."""
+    for rel, text in sorted(texts.items()):
+        path = root / rel
+        old = path.read_bytes().decode("utf-8", "surrogateescape") if path.exists() else ""
         sys.stdout.writelines(difflib.unified_diff(
-            original.splitlines(keepends=True), text.splitlines(keepends=True), f"a/{rel}", f"b/{rel}"))
+            old.splitlines(keepends=True), text.splitlines(keepends=True), f"a/{rel}", f"b/{rel}"))
     old = config_path.read_text() if config_path.exists() else ""
     name = os.path.relpath(config_path, root)
     sys.stdout.writelines(difflib.unified_diff(
-        old.splitlines(keepends=True), lock_config.render(outcome.locks).splitlines(keepends=True),
+        old.splitlines(keepends=True), lock_config.render(locks).splitlines(keepends=True),
         f"a/{name}", f"b/{name}"))

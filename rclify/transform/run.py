@@ -5,13 +5,13 @@
                        regions, and why a region stays hybrid                 regions.py, refusals.py
   plan + render        extractions: context structs, functions, call sites   plan.py, render.py
   lock table           one lock_config.h entry per allocation site            lock_table.py
-  rewrite + verify     (spatch) types, initializers, condvars; compile check  rewrite_api.py, verify.py,
-                       (C++ files too; what must stay unchanged together)      cxx.py, includes.py
+  rewrite + verify     (spatch) types, initializers, condvars; compile check  rewrite_api.py, verify.py
   apply                every changed file replaced atomically, backups        apply.py
   report               summary on stdout, JSON with --report                  report.py
 
-Nothing is written until every step has succeeded; a file that a parser cannot read is left as
-it was and reported.
+Nothing is written until every step has succeeded (output paths are checked before the first); a
+file that a parser cannot read is left as it was and reported.  On a tree rclify has transformed,
+rerun.py runs the same steps on its originals with the user's later edits carried onto them.
 """
 
 import json
@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from rclify import lock_config
+from rclify import atomic_file, lock_config
 from rclify.ctext import spatch
 from rclify.errors import UsageError
 from rclify.progress import Progress
@@ -57,19 +57,32 @@ class Options:
 def run(options: Options) -> Outcome:
     progress = Progress(options.quiet)
     root = _prepare_tree(options)
-    config_path = (options.config or root / "lock_config.h").resolve()
-    outcome = Outcome(root)
     state = apply_step.read_state(root)
-    if state is not None:
-        outcome.already_transformed = True
-        progress(f"{root} was transformed by rclify {state['version']}: nothing to do")
-        return outcome
-    files = _source_files(root)
+    if state is not None:  # a transformed tree: take up what changed since (rerun.py)
+        from rclify.transform import rerun
+
+        return rerun.run(root, state, options, progress)
+    config_path = (options.config or root / "lock_config.h").resolve()
+    files = source_files(root)
     apply_step.refuse_foreign_transformation(root, files)
+    outcome = analyse_tree(root, files, config_path, options, progress)
+    if options.dry_run:
+        print_diff(root, outcome.changed, outcome.locks, config_path)
+    else:
+        apply_step.commit(root, _first_commit(root, files, outcome, config_path))
+    finish(outcome, options, progress)
+    return outcome
+
+
+def analyse_tree(root: Path, files: list[Path], config_path: Path, options: Options, progress: Progress,
+                 shown: Path | None = None) -> Outcome:
+    """Every step short of writing: the Outcome, with `changed` the new text of each file.
+    shown: the tree's name in progress lines (root may be a staging copy of it)."""
     spatch.check_version()
+    outcome = Outcome(root)
     outcome.files_scanned = len(files)
     cxx = sum(map(is_cxx, files))
-    progress(f"{len(files) - cxx} C files{f' and {cxx} C++ files' if cxx else ''} under {root}")
+    progress(f"{len(files) - cxx} C files{f' and {cxx} C++ files' if cxx else ''} under {shown or root}")
 
     with _timed(outcome, "spatch_discover_s"):
         discovery = discover(root, files, jobs=options.jobs, progress=progress)
@@ -99,17 +112,33 @@ def run(options: Options) -> Outcome:
             outcome.changed = staging.rewrite_and_verify(files, rendered)
         progress(f"rewrote the lock API in {len(outcome.changed)} files "
                  f"({outcome.timings['spatch_rewrite_and_verify_s']:.1f}s)")
-        if options.dry_run:
-            print_diff(root, outcome, config_path)
-        else:
-            apply_step.apply(root, outcome, config_path)
-        outcome.timings["total_s"] = time.monotonic() - progress.started
-        if options.report:
-            options.report.write_text(json.dumps(report_json(outcome), indent=2) + "\n")
     finally:
         for cleanup in cleanups:
             cleanup()
     return outcome
+
+
+def _first_commit(root: Path, files: list[Path], outcome: Outcome, config_path: Path) -> apply_step.Commit:
+    originals = {rel: apply_step.read_text(root / rel) for rel in outcome.changed}
+    sources = {str(p.relative_to(root)): apply_step.file_hash(p) for p in files}
+    sources.update({rel: apply_step.text_hash(text) for rel, text in outcome.changed.items()})
+    return apply_step.Commit(dict(outcome.changed), originals, dict(outcome.changed), sources, outcome.locks,
+                             config_path, created_config=not config_path.exists())
+
+
+def finish(outcome: Outcome, options: Options, progress: Progress) -> None:
+    outcome.timings["total_s"] = time.monotonic() - progress.started
+    if options.report:
+        write_report(options.report, outcome, options.dry_run)
+
+
+def write_report(path: Path, outcome: Outcome, dry_run: bool) -> None:
+    """Checked before the work began (_check_arguments); this is for what changed since."""
+    try:
+        atomic_file.write_text(path, json.dumps(report_json(outcome), indent=2) + "\n")
+    except OSError as err:
+        done = "nothing was changed" if dry_run or not outcome.changed else "the transform itself was applied"
+        raise UsageError(f"--report {path}: cannot write: {err.strerror} ({done})") from None
 
 
 class _timed:
@@ -125,22 +154,40 @@ class _timed:
         self.outcome.timings[self.key] = time.monotonic() - self.started
 
 
-def _prepare_tree(options: Options) -> Path:
+def _check_arguments(options: Options) -> None:
+    """Every input and output path, before any work: a bad one is one line and nothing written."""
     src = options.src.resolve()
     if not src.is_dir():
         raise UsageError(f"{options.src}: not a directory")
-    if options.output is None:
+    if options.report is not None:
+        atomic_file.check_writable(options.report, "--report")
+    if options.config is not None:
+        atomic_file.check_writable(options.config, "--config")
+    if options.output is not None:
+        out = options.output.resolve()
+        if out.exists() and not out.is_dir():
+            raise UsageError(f"--output {options.output}: exists and is not a directory")
+        if out.exists() and any(out.iterdir()):
+            raise UsageError(f"--output {options.output}: output directory exists and is not empty")
+        if out == src or out.is_relative_to(src):
+            raise UsageError(f"--output {options.output}: inside the source tree {options.src}")
+        atomic_file.check_creatable_dir(out, "--output")
+
+
+def _prepare_tree(options: Options) -> Path:
+    _check_arguments(options)
+    src = options.src.resolve()
+    if options.output is None or options.dry_run:
         return src
     out = options.output.resolve()
-    if out.exists() and any(out.iterdir()):
-        raise UsageError(f"{options.output}: output directory exists and is not empty")
-    if options.dry_run:
-        return src
-    shutil.copytree(src, out, symlinks=True, dirs_exist_ok=True)
+    try:
+        shutil.copytree(src, out, symlinks=True, dirs_exist_ok=True)
+    except OSError as err:
+        raise UsageError(f"--output {options.output}: cannot copy the tree there: {err}") from None
     return out
 
 
-def _source_files(root: Path) -> list[Path]:
+def source_files(root: Path) -> list[Path]:
     files = []
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
