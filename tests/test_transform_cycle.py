@@ -149,12 +149,13 @@ def test_an_edit_of_generated_code_is_refused_and_nothing_written(tree):
     path.write_text(path.read_text().replace("sum_of_ids += rclify_ctx->id;", "sum_of_ids += 2 * rclify_ctx->id;")
                     + RESET)
     before = snapshot(tree)
+    edited = path.read_text().splitlines().index("        sum_of_ids += 2 * rclify_ctx->id;") + 1
     proc = rclify("transform", tree, check=False)
     assert proc.returncode == 2
     err = proc.stderr.strip().splitlines()
     assert len(err) == 1 and err[0].startswith(
         "rclify transform: error: edited after the transform inside code that rclify generated or rewrote: "
-        "counter.c:25 (the new code names rclify_ctx"), err
+        f"counter.c:{edited} (the new code names rclify_ctx"), err
     assert f"rclify revert --force {tree}" in err[0]
     assert snapshot(tree) == before
 

@@ -117,6 +117,7 @@ def commit(root: Path, change: Commit) -> None:
                  "written": {rel: text_hash(change.written[rel]) for rel in sorted(change.originals)},
                  "sources": dict(sorted(change.sources.items())),
                  "config": rel_config, "created_config": change.created_config}
+        next_dir.mkdir(parents=True, exist_ok=True)  # also when no file changes (all left unchanged)
         (next_dir / STATE_FILE).write_text(json.dumps(state, indent=2) + "\n")
         for rel, text in sorted(change.writes.items()):
             path = root / rel
