@@ -95,6 +95,10 @@ int rcl_mutex_destroy(rcl_mutex_t *m);
 int rcl_mutex_lock_slow(rcl_mutex_t *m);
 int rcl_mutex_unlock_slow(rcl_mutex_t *m);
 int rcl_mutex_trylock_slow(rcl_mutex_t *m);
+int rcl_mutex_timedlock(rcl_mutex_t *m, const struct timespec *abstime);
+#ifdef __clockid_t_defined /* glibc: clockid_t is POSIX, absent under strict -std=c99 */
+int rcl_mutex_clocklock(rcl_mutex_t *m, clockid_t clock, const struct timespec *abstime);
+#endif
 
 /*
  * Runs fn(ctx) with m held and returns fn's value.  Under RCL the section runs on m's server; when
@@ -127,6 +131,9 @@ int rcl_cond_init(rcl_cond_t *c, const pthread_condattr_t *attr);
 int rcl_cond_destroy(rcl_cond_t *c);
 int rcl_cond_wait(rcl_cond_t *c, rcl_mutex_t *m);
 int rcl_cond_timedwait(rcl_cond_t *c, rcl_mutex_t *m, const struct timespec *abstime);
+#ifdef __clockid_t_defined /* glibc: clockid_t is POSIX, absent under strict -std=c99 */
+int rcl_cond_clockwait(rcl_cond_t *c, rcl_mutex_t *m, clockid_t clock, const struct timespec *abstime);
+#endif
 int rcl_cond_signal(rcl_cond_t *c);
 int rcl_cond_broadcast(rcl_cond_t *c);
 
