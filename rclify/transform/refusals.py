@@ -33,6 +33,7 @@ class Reason(StrEnum):
     HOIST_NOT_SIMPLE = "hoist-not-simple"
     PREPROCESSOR_CONDITIONAL = "preprocessor-conditional"
     TRYLOCK = "trylock"
+    TIMEDLOCK = "timedlock"
 
 
 WHY = {
@@ -59,6 +60,8 @@ WHY = {
     Reason.HOIST_NOT_SIMPLE: "a variable declared in the region and used after it has a declaration that cannot be split",
     Reason.PREPROCESSOR_CONDITIONAL: "an #if/#endif pair is split by the region's boundaries",
     Reason.TRYLOCK: "trylock regions are run in hybrid mode",
+    Reason.TIMEDLOCK: "a lock taken with a deadline (pthread_mutex_timedlock/clocklock, which may time out) "
+                      "stays a call (rcl_mutex_timedlock/clocklock): run in hybrid mode",
 }
 
 REASONS = {reason.value: WHY[reason] for reason in Reason}  # key -> sentence, as the report shows

@@ -46,7 +46,8 @@ _DEFINE_TOKENS = [
     (re.compile(r"\bPTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP\b"), "RCL_RECURSIVE_MUTEX_INITIALIZER(RCL_CONFIG_DEFAULT)"),
     (re.compile(r"\bPTHREAD_ERRORCHECK_MUTEX_INITIALIZER_NP\b"), "RCL_ERRORCHECK_MUTEX_INITIALIZER(RCL_CONFIG_DEFAULT)"),
     (re.compile(r"\bPTHREAD_COND_INITIALIZER\b"), "RCL_COND_INITIALIZER"),
-    (re.compile(r"\bpthread_(mutex_(?:lock|unlock|trylock|destroy)|cond_(?:wait|timedwait|signal|broadcast|init|destroy))\b"),
+    (re.compile(r"\bpthread_(mutex_(?:lock|unlock|trylock|timedlock|clocklock|destroy)|"
+                r"cond_(?:wait|timedwait|clockwait|signal|broadcast|init|destroy))\b"),
      r"rcl_\1"),
 ]
 _DEFINE_INIT = re.compile(r"\bpthread_mutex_init\s*\(")
@@ -57,7 +58,7 @@ _ANY_INCLUDE = re.compile(r"^[ \t]*#[ \t]*include\b.*$", re.M)
 class ApiRewrite(dict):
     """{path under root: new text} for each changed file, plus what the rewrite found:
     records  every match the patches reported (json records: kind, file, line, ...)
-    errors   'file:line: message' for calls that cannot be rewritten (pthread_mutex_timedlock...)
+    errors   'file:line: message' for calls that cannot be rewritten (pthread_mutex_consistent...)
     notes    'file:line: message' for things done or kept that a user should know
     failures {file: first parse error}: parts of those files may not have been rewritten
     """
