@@ -30,11 +30,16 @@ def _write(path: Path, text: str) -> None:
     path.write_text(text, encoding="utf-8", errors="surrogateescape")
 
 
+# A pthread call left on an rcl_mutex_t (or an rcl_* call the runtime does not declare) is only a
+# warning for gcc 12 and would hang or crash at run time: here it is an error.
+STRICT = ["-Werror=incompatible-pointer-types", "-Werror=implicit-function-declaration"]
+
+
 def compiles(tree: Path, rel: str, defines: list[str]) -> tuple[bool, str]:
     """gcc -fsyntax-only on tree/rel, with the tree's headers and the runtime's."""
-    proc = subprocess.run(["gcc", "-fsyntax-only", "-std=gnu11", "-w", f"-I{tree}", *defines, *cflags(), rel],
+    proc = subprocess.run(["gcc", "-fsyntax-only", "-std=gnu11", *STRICT, f"-I{tree}", *defines, *cflags(), rel],
                           cwd=tree, capture_output=True, text=True)
-    first = next((line for line in proc.stderr.splitlines() if "error" in line), proc.stderr[:300])
+    first = next((line for line in proc.stderr.splitlines() if "error:" in line), proc.stderr[:300])
     return proc.returncode == 0, first
 
 
