@@ -2,7 +2,8 @@
 
 One spatch run over every file that mentions `pthread_` (semantic_patches/discover/
 pthread_sites.cocci): direct pthread calls (inside #define bodies too), mutex and cond
-definitions, and struct fields.  What the tree's lock macros and wrapper functions are is not
+definitions, and struct fields; pthread_rwlock_* / pthread_spin_* calls too, which rclify does
+not handle (rwlock_api / spin_api sites: the report counts and lists them).  What the tree's lock macros and wrapper functions are is not
 decided here but by rclify/transform/vocabulary.py, once, with libclang.
 
 The sites feed the lock table (one lock_config.h entry per allocation site) and the API rewrite;
@@ -38,8 +39,9 @@ CALL_KINDS = {
 KINDS = (
     "lock", "unlock", "trylock", "mutex_init", "mutex_destroy", "static_mutex", "mutex_var",
     "cond_wait", "cond_timedwait", "cond_signal", "cond_broadcast", "cond_init", "cond_destroy",
-    "static_cond", "other_mutex_api",
+    "static_cond", "other_mutex_api", "rwlock_api", "spin_api",
 )
+NOT_HANDLED = {"rwlock_api": "pthread_rwlock", "spin_api": "pthread_spin"}  # kinds rclify leaves alone
 
 
 @dataclass(frozen=True)
@@ -116,6 +118,11 @@ def _site(rec: dict, texts: dict[str, str]) -> Site | None:
         args = tuple(rec["args"])
         return Site(CALL_KINDS.get(rec["name"], "other_mutex_api"), rec["file"], rec["line"], rec["column"],
                     rec["function"], args[0] if args else "", args, api=rec["name"])
+    if rec["kind"] == "other_lock_call":  # pthread_rwlock_* / pthread_spin_*
+        args = tuple(rec["args"])
+        kind = "rwlock_api" if rec["name"].startswith("pthread_rwlock_") else "spin_api"
+        return Site(kind, rec["file"], rec["line"], rec["column"], rec["function"], args[0] if args else "", args,
+                    api=rec["name"])
     if rec["kind"] == "definition":
         if _is_extern(texts, rec):
             return None

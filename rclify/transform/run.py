@@ -27,7 +27,7 @@ from rclify.errors import UsageError
 from rclify.progress import Progress
 from rclify.transform import apply as apply_step
 from rclify.transform.analyse import Analysis, analyse, regions_of
-from rclify.transform.discover import discover
+from rclify.transform.discover import NOT_HANDLED, discover
 from rclify.transform.lock_table import LockTable, build_lock_table
 from rclify.transform.render import FileRenderer
 from rclify.transform.report import Outcome, print_diff, region_record, report_json
@@ -68,6 +68,9 @@ def run(options: Options) -> Outcome:
     with _timed(outcome, "spatch_discover_s"):
         discovery = discover(root, files, jobs=options.jobs, progress=progress)
     outcome.failures.update(discovery.failures)
+    outcome.not_handled = [{"api": NOT_HANDLED[s.kind], "call": s.api, "file": s.file, "line": s.line,
+                            "function": s.function, "lock": s.expr, "text": f"{s.api}({', '.join(s.args)})"}
+                           for s in discovery.of_kind(*NOT_HANDLED)]
     progress(f"discovered {len(discovery.sites)} lock sites ({outcome.timings['spatch_discover_s']:.1f}s)")
 
     defines = [*_build_defines(root, progress), *options.cflags]  # as the tree's build compiles it
