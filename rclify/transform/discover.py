@@ -56,6 +56,9 @@ class Site:
     scope: str = ""  # definitions: 'file', 'function' or 'struct NAME' / 'TYPEDEF' for fields
     array: bool = False  # definitions: an array of mutexes
     api: str = ""  # the pthread function called (other_mutex_api: which one), or the definition's type
+    init: str = ""  # definitions: the initializer as spatch prints it ('' when there is none)
+    static: bool = False  # definitions: declared `static`
+    alone: bool = True  # definitions: the only name its declaration defines (not `pthread_mutex_t a, b;`)
 
 
 @dataclass
@@ -113,6 +116,30 @@ def _is_extern(texts: dict[str, str], rec: dict) -> bool:
     return re.search(r"\bextern\b", line[: rec["column"]]) is not None
 
 
+def _declaration(texts: dict[str, str], rec: dict) -> tuple[bool, bool]:
+    """(static, alone) for the definition at rec: its declaration says `static`; it declares no
+    other name (no comma outside brackets between the declaration's start and its `;`)."""
+    code = code_only(texts[rec["file"]])
+    lines = code.split("\n")
+    at = sum(len(line) + 1 for line in lines[: rec["line"] - 1]) + rec["column"]
+    start = at
+    while start > 0 and code[start - 1] not in ";{}":
+        start -= 1
+    end, depth = at, 0
+    while end < len(code) and not (code[end] == ";" and depth == 0):
+        depth += code[end] in "([{"
+        depth -= code[end] in ")]}"
+        end += 1
+    head = code[start:at]
+    head = "\n".join(line for line in head.split("\n") if not line.lstrip().startswith("#"))
+    tail, depth, comma = code[at:end], 0, False
+    for ch in tail:
+        depth += ch in "([{"
+        depth -= ch in ")]}"
+        comma |= ch == "," and depth == 0
+    return re.search(r"\bstatic\b", head) is not None, not comma and "," not in head
+
+
 def _site(rec: dict, texts: dict[str, str]) -> Site | None:
     if rec["kind"] == "call":
         args = tuple(rec["args"])
@@ -133,8 +160,10 @@ def _site(rec: dict, texts: dict[str, str]) -> Site | None:
             kind = "static_cond"
         else:
             kind = "static_mutex" if re.search(r"\bPTHREAD_\w*MUTEX_INITIALIZER\w*", init) else "mutex_var"
+        static, alone = _declaration(texts, rec)
         return Site(kind, rec["file"], rec["line"], rec["column"], rec["function"], rec["name"],
-                    scope="function" if rec["function"] else "file", array=bool(rec.get("array")), api=rec["type"])
+                    scope="function" if rec["function"] else "file", array=bool(rec.get("array")), api=rec["type"],
+                    init=init, static=static, alone=alone)
     if rec["kind"] == "field":
         return Site("mutex_var", rec["file"], rec["line"], rec["column"], "", rec["name"],
                     scope=rec["container"], api=rec["type"])

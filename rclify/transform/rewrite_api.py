@@ -28,12 +28,15 @@ from rclify.ctext.spatch import run_spatch
 from rclify.ctext.tokens import code_only
 from rclify.transform.discover import relative_files
 from rclify.transform.lock_table import LockSite, LockTable
+from rclify.lock_config import macro_suffix
 from rclify.paths import SEMANTIC_PATCHES_DIR
+from rclify.templates import templates
 
 API_DIR = SEMANTIC_PATCHES_DIR / "api"
 
 # (patch, a regex a file must match to be worth running it on)
 PATCHES = [
+    ("zero_init.cocci", None),  # the files where the lock table gives a zero-initialised definition an initializer
     ("initializers.cocci", re.compile(r"\bPTHREAD_\w*(MUTEX|COND)_INITIALIZER")),
     ("types.cocci", re.compile(r"\bpthread_(mutex|cond)_t\b")),
     ("calls.cocci", re.compile(r"\bpthread_(mutex|cond|mutexattr)_\w+\s*\(")),
@@ -94,8 +97,10 @@ def rewrite_api(root: Path, files: list[Path], sites: list[LockSite], config_hea
             shutil.copyfile(root / f, work / f)
         sites_json = Path(tmp) / "lock_sites.json"
         sites_json.write_text(json.dumps(table.to_json()))
+        zero = {s.file for s in table.sites if s.zero_init == "initializer"}
         for patch, wanted in PATCHES:
-            todo = [f for f in rel if wanted.search((work / f).read_text(errors="surrogateescape"))]
+            todo = [f for f in rel if f in zero] if wanted is None else \
+                [f for f in rel if wanted.search((work / f).read_text(errors="surrogateescape"))]
             if not todo:
                 continue
             say(f"api: spatch {patch} over {len(todo)} files")
@@ -107,14 +112,20 @@ def rewrite_api(root: Path, files: list[Path], sites: list[LockSite], config_hea
                 result.failures.setdefault(file, message)
         for rec in result.records:
             where = f"{rec['file']}:{rec['line']}"
+            if rec["kind"] == "zero_initializer" and rec.get("lock_id") in table.by_id:
+                where = f"{rec['file']}:{table.by_id[rec['lock_id']].line}"  # the definition's line before extraction
             if rec["kind"] == "error":
                 result.errors.append(f"{where}: {rec.get('message', rec.get('text', ''))}")
-            elif rec["kind"] in ("anonymous_initializer", "initializer_kind_dropped", "attr") or (rec["kind"] == "mutex_init" and not rec.get("lock_id")):
+            elif rec["kind"] in ("anonymous_initializer", "initializer_kind_dropped", "attr", "zero_initializer") or (rec["kind"] == "mutex_init" and not rec.get("lock_id")):
                 result.notes.append(f"{where}: {rec.get('message') or 'pthread_mutex_init of no known lock site: default configuration'}")
         for f in rel:
             old = (root / f).read_text(errors="surrogateescape")
             new, notes = rewrite_leftovers((work / f).read_text(errors="surrogateescape"), f)
             result.notes += notes
+            for site in table.sites:
+                if site.zero_init == "constructor" and site.constructor_in == f:
+                    new, note = add_lock_id_constructor(new, site)
+                    result.notes.append(f"{f}: {note}")
             if new != old:
                 header = os.path.relpath(Path(config_header).resolve(), (root / f).parent)
                 result[given / f] = add_include(new, header)
@@ -156,6 +167,32 @@ def rewrite_leftovers(text: str, file: str = "") -> tuple[str, list[str]]:
             where = "in #define " + _define_name(code, start) if _define_name(code, start) else "code spatch did not rewrite"
             notes.append(f"{file}:{line}: {what} rewritten textually ({where})")
     return text, sorted(set(notes))
+
+
+def add_lock_id_constructor(text: str, site: LockSite) -> tuple[str, str]:
+    """text with C that gives a zero-initialised lock its lock_config.h entry before main()
+    (templates/api/lock_id_constructor.c.j2): at the end of a .c file, or right after the lock's
+    definition for a static lock of a header (each file that includes it has its own).  Returns
+    the new text and a note."""
+    array = site.normalized.endswith("[]")
+    header = site.constructor_in.endswith(".h")
+    if array:
+        why = "an array has no one initializer for every element"
+    elif header:
+        why = "a static lock in a header is one lock per file that includes it (an initializer makes gcc warn where one does not use it)"
+    elif site.file != site.constructor_in:
+        why = f"{site.file} is included by several files, where an initializer would define it in each"
+    else:
+        why = "its declaration defines several names"
+    c = templates().get_template("api/lock_id_constructor.c.j2").render(
+        site=site, array=array, why=why, suffix=macro_suffix(site.lock_id), where=f"{site.file}:{site.line}")
+    note = f"{site.expr} ({site.file}:{site.line}) zero-initialised: a constructor gives it {site.macro}"
+    if not header:
+        return text + c, note
+    m = re.search(rf"\bstatic\b[^;{{}}]*\b(?:rcl|pthread)_mutex_t\s+{re.escape(site.expr)}\s*;", code_only(text))
+    if m is None:
+        return text, f"{site.expr} ({site.file}:{site.line}) zero-initialised: its definition was not found again, anonymous at run time"
+    return text[: m.end()] + c.rstrip("\n") + text[m.end() :], note
 
 
 def _define_name(code: str, at: int) -> str:

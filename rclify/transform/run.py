@@ -83,7 +83,8 @@ def run(options: Options) -> Outcome:
     progress(f"extracted {sum(r['status'] == 'extracted' for r in outcome.regions)} of "
              f"{len(outcome.regions)} regions ({outcome.timings['extract_s']:.1f}s)")
 
-    table = build_lock_table(discovery)
+    table = build_lock_table(discovery, {str(f.relative_to(root)): f.read_text(errors="surrogateescape") for f in files})
+    outcome.api_notes += table.notes
     outcome.locks = _lock_entries(table, outcome, config_path)
     staging = Staging(root, table, config_path, defines, options.jobs, outcome, progress)
     with _timed(outcome, "spatch_rewrite_and_verify_s"):
