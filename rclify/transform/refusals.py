@@ -34,6 +34,7 @@ class Reason(StrEnum):
     PREPROCESSOR_CONDITIONAL = "preprocessor-conditional"
     TRYLOCK = "trylock"
     TIMEDLOCK = "timedlock"
+    LOCK_KEPT_POSIX = "lock-kept-posix"
 
 
 WHY = {
@@ -62,6 +63,10 @@ WHY = {
     Reason.TRYLOCK: "trylock regions are run in hybrid mode",
     Reason.TIMEDLOCK: "a lock taken with a deadline (pthread_mutex_timedlock/clocklock, which may time out) "
                       "stays a call (rcl_mutex_timedlock/clocklock): run in hybrid mode",
+    Reason.LOCK_KEPT_POSIX: "the lock stays a pthread mutex: the program calls a pthread_mutex_* function the runtime "
+                            "lacks on it (pthread_mutex_consistent, _getprioceiling, _setprioceiling), or its file is "
+                            "left unchanged because such a lock could not be kept apart (report: locks_kept_posix, "
+                            "files_left_unchanged)",
 }
 
 REASONS = {reason.value: WHY[reason] for reason in Reason}  # key -> sentence, as the report shows

@@ -28,6 +28,7 @@ class Outcome:
     api_errors: list[str] = field(default_factory=list)  # calls the runtime has no equivalent for
     api_notes: list[str] = field(default_factory=list)
     not_handled: list[dict] = field(default_factory=list)  # pthread_rwlock_* / pthread_spin_* call sites
+    kept_posix: list[dict] = field(default_factory=list)  # locks and conds that stay pthread ones (kept_posix.py)
     timings: dict[str, float] = field(default_factory=dict)
     files_scanned: int = 0
     already_transformed: bool = False
@@ -47,6 +48,7 @@ class Outcome:
             "parse_failures": len(self.failures),
             "files_left_unchanged": len(self.unchanged),
             "not_handled": {api: sum(s["api"] == api for s in self.not_handled) for api in NOT_HANDLED.values()},
+            "locks_kept_posix": sum(k["kind"] == "mutex" for k in self.kept_posix),
         }
 
 
@@ -64,6 +66,7 @@ def report_json(outcome: Outcome) -> dict:
         "api_errors": outcome.api_errors,
         "api_notes": outcome.api_notes,
         "not_handled": outcome.not_handled,
+        "locks_kept_posix": outcome.kept_posix,
         "timings": outcome.timings,
     }
 

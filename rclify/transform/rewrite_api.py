@@ -27,6 +27,7 @@ from typing import Callable
 from rclify.ctext.spatch import run_spatch
 from rclify.ctext.tokens import code_only
 from rclify.transform.discover import relative_files
+from rclify.transform.kept_posix import KeptPosix
 from rclify.transform.lock_table import LockSite, LockTable
 from rclify.lock_config import macro_suffix
 from rclify.paths import SEMANTIC_PATCHES_DIR
@@ -76,12 +77,14 @@ class ApiRewrite(dict):
 
 
 def rewrite_api(root: Path, files: list[Path], sites: list[LockSite], config_header: Path, jobs: int = 1,
-                progress: Callable[[str], None] | None = None) -> ApiRewrite:
+                progress: Callable[[str], None] | None = None, kept: KeptPosix | None = None) -> ApiRewrite:
     """The new text of each file the API rewrite changes: {root / relative path: text} (root as
     given), an ApiRewrite dict that also carries errors, notes and failures.
 
     root: the tree; files: its C files (absolute or relative to root); sites: the lock sites
-    (rclify.transform.lock_table); config_header: where lock_config.h is (or will be).
+    (rclify.transform.lock_table); config_header: where lock_config.h is (or will be); kept: the
+    locks that stay pthread mutexes (rclify.transform.kept_posix): hidden from the patches and the
+    text pass.
     """
     started = time.monotonic()
     say = progress or (lambda message: None)
@@ -95,6 +98,9 @@ def rewrite_api(root: Path, files: list[Path], sites: list[LockSite], config_hea
         for f in rel:
             (work / f).parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(root / f, work / f)
+            if kept is not None and kept.kept:
+                (work / f).write_text(kept.mask((work / f).read_text(errors="surrogateescape"), f),
+                                      errors="surrogateescape")
         sites_json = Path(tmp) / "lock_sites.json"
         sites_json.write_text(json.dumps(table.to_json()))
         zero = {s.file for s in table.sites if s.zero_init == "initializer"}
@@ -121,6 +127,7 @@ def rewrite_api(root: Path, files: list[Path], sites: list[LockSite], config_hea
         for f in rel:
             old = (root / f).read_text(errors="surrogateescape")
             new, notes = rewrite_leftovers((work / f).read_text(errors="surrogateescape"), f)
+            new = KeptPosix.unmask(new)
             result.notes += notes
             for site in table.sites:
                 if site.zero_init == "constructor" and site.constructor_in == f:

@@ -28,7 +28,9 @@ from rclify.progress import Progress
 from rclify.transform import apply as apply_step
 from rclify.transform.analyse import Analysis, analyse, regions_of
 from rclify.transform.discover import NOT_HANDLED, discover
+from rclify.transform.kept_posix import KeptPosix, find_kept_posix
 from rclify.transform.lock_table import LockTable, build_lock_table
+from rclify.transform.refusals import Reason
 from rclify.transform.render import FileRenderer
 from rclify.transform.report import Outcome, print_diff, region_record, report_json
 from rclify.transform.thread_state import thread_bound_functions
@@ -78,15 +80,20 @@ def run(options: Options) -> Outcome:
         analysis = analyse(root, files, [f"-I{root}", *defines], options.jobs, progress)
     _record_analysis(analysis, outcome, progress)
 
+    table = build_lock_table(discovery, {str(f.relative_to(root)): f.read_text(errors="surrogateescape") for f in files})
+    outcome.api_notes += table.notes
+    kept = find_kept_posix(root, files, discovery, table)  # locks the runtime cannot take over
+    outcome.kept_posix = [k.record() for k in kept.kept]
+    outcome.unchanged.update(kept.unchanged)
+
     with _timed(outcome, "extract_s"):
-        rendered = _extract(root, analysis, outcome)
+        rendered = _extract(root, analysis, outcome, kept)
     progress(f"extracted {sum(r['status'] == 'extracted' for r in outcome.regions)} of "
              f"{len(outcome.regions)} regions ({outcome.timings['extract_s']:.1f}s)")
 
-    table = build_lock_table(discovery, {str(f.relative_to(root)): f.read_text(errors="surrogateescape") for f in files})
-    outcome.api_notes += table.notes
-    outcome.locks = _lock_entries(table, outcome, config_path)
-    staging = Staging(root, table, config_path, defines, options.jobs, outcome, progress)
+    outcome.locks = _lock_entries(table, outcome, config_path, kept.lock_ids |
+                                  {s.lock_id for s in table.sites if s.file in kept.unchanged})
+    staging = Staging(root, table, config_path, defines, options.jobs, outcome, progress, kept)
     with _timed(outcome, "spatch_rewrite_and_verify_s"):
         outcome.changed = staging.rewrite_and_verify(files, rendered)
     progress(f"rewrote the lock API in {len(outcome.changed)} files "
@@ -163,12 +170,13 @@ def _record_analysis(analysis: Analysis, outcome: Outcome, progress: Progress) -
     ]
 
 
-def _extract(root: Path, analysis: Analysis, outcome: Outcome) -> dict[Path, str]:
+def _extract(root: Path, analysis: Analysis, outcome: Outcome, kept: KeptPosix) -> dict[Path, str]:
     """Plans and renders every file's regions; returns {path: new text} of the files that change."""
     renderers = {}
     bound = thread_bound_functions(list(analysis.parsed.values()))
     for path, parsed in analysis.parsed.items():
         regions = [r for fr in regions_of(parsed, analysis.vocab) for r in fr.regions]
+        _refuse_kept(str(path.relative_to(root)), regions, kept)
         renderer = FileRenderer(parsed, regions, bound)
         renderer.plan()
         renderers[path] = renderer
@@ -186,7 +194,17 @@ def _extract(root: Path, analysis: Analysis, outcome: Outcome) -> dict[Path, str
     return rendered
 
 
-def _lock_entries(table: LockTable, outcome: Outcome, config_path: Path) -> list[lock_config.LockEntry]:
+def _refuse_kept(rel: str, regions: list, kept: KeptPosix) -> None:
+    """Regions on a lock kept posix, in a file left unchanged for one, or through a wrapper whose
+    file is left unchanged (its accessor would not be defined) stay hybrid."""
+    for region in regions:
+        wrapper = region.lock.wrapper
+        if kept.refusal(rel, region.function.spelling, region.lock.wrapper_expr or region.lock.mutex,
+                        region.parsed.text(region.start, region.end)) or (wrapper and wrapper.file in kept.unchanged):
+            region.problems.insert(0, (Reason.LOCK_KEPT_POSIX, region.line))
+
+
+def _lock_entries(table: LockTable, outcome: Outcome, config_path: Path, kept_ids: set[str]) -> list[lock_config.LockEntry]:
     counts: dict[str, Counter] = {}
     for region in outcome.regions:
         lock_id = table.match_lock(region["lock_expr"], region["file"], region["function"])
@@ -195,6 +213,8 @@ def _lock_entries(table: LockTable, outcome: Outcome, config_path: Path) -> list
             region["lock_id"] = lock_id
     entries = []
     for entry in table.entries():
+        if entry.lock_id in kept_ids:
+            continue  # stays a pthread mutex (kept_posix.py): no rclify configuration
         c = counts.get(entry.lock_id, Counter())
         total = c["extracted"] + c["hybrid"]
         entry.description = (f"{entry.description}; {total} region{'s' if total != 1 else ''}, "

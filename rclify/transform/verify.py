@@ -10,13 +10,14 @@ import shutil
 import subprocess
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
 from rclify import lock_config
 from rclify.runtime_build import cflags
 from rclify.transform import rewrite_api
+from rclify.transform.kept_posix import KeptPosix
 from rclify.transform.lock_table import LockTable
 from rclify.transform.refusals import Reason
 from rclify.transform.report import Outcome, leave_hybrid
@@ -54,6 +55,7 @@ class Staging:
     jobs: int
     outcome: Outcome
     progress: Callable[[str], None]
+    kept: KeptPosix = field(default_factory=KeptPosix)  # locks that stay pthread ones; files left as they are
 
     def rewrite_and_verify(self, files: list[Path], rendered: dict[Path, str]) -> dict[str, str]:
         """Returns {relative path: new text} of every file that changes and still compiles."""
@@ -68,7 +70,8 @@ class Staging:
                     shutil.copy2(path, target)
             root, config = self.root, self.config_path
             self.config = self.dir / config.relative_to(root) if config.is_relative_to(root) else config
-            new_texts = self._rewrite([self.dir / p.relative_to(root) for p in files])
+            new_texts = self._rewrite([self.dir / p.relative_to(root) for p in files
+                                       if str(p.relative_to(root)) not in self.kept.unchanged])
             changed = {}
             for path in files:
                 rel = str(path.relative_to(root))
@@ -85,7 +88,7 @@ class Staging:
             shutil.rmtree(self.dir, ignore_errors=True)
 
     def _rewrite(self, paths: list[Path]) -> dict[Path, str]:
-        result = rewrite_api.rewrite_api(self.dir, paths, self.table.sites, self.config, self.jobs)
+        result = rewrite_api.rewrite_api(self.dir, paths, self.table.sites, self.config, self.jobs, kept=self.kept)
         outcome = self.outcome
         outcome.api_errors += [e for e in result.errors if e not in outcome.api_errors]
         outcome.api_notes += [n for n in result.notes if n not in outcome.api_notes]
