@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from rclify.ctext.tokens import balanced, code_only
 from rclify.transform.discover import Discovery, Site
 from rclify.lock_config import LockEntry, macro_suffix
+from rclify.transform.struct_instances import struct_locks
 
 
 @dataclass
@@ -35,6 +36,8 @@ class LockSite:
     # a zero-initialised definition no init call names: how its id reaches the runtime
     zero_init: str = ""  # 'initializer' (api/initializers.cocci adds one) | 'constructor' | ''
     constructor_in: str = ""  # 'constructor': the .c file that gets it (rewrite_api.py writes it)
+    member: str = ""  # a mutex field of a file-scope struct variable (struct_instances.py): the field
+    static: bool = False  # (struct variables) declared static
 
     @property
     def macro(self) -> str:
@@ -53,7 +56,19 @@ class LockSite:
     def entry(self) -> LockEntry:
         where = f"{self.file}:{self.line}" + (f" in {self.function}()" if self.function else "")
         what = {"static_mutex": "static initializer", "mutex_var": "definition", "mutex_init": "pthread_mutex_init"}
+        if self.member:
+            what = {"static_mutex": "struct initializer", "mutex_var": "zero-initialised struct variable"}
         return LockEntry(self.lock_id, description=f"{self.expr}; {what[self.kind]} at {where}")
+
+
+def _field_initialized(fields: list["LockSite"], source: str, offset: int) -> "LockSite | None":
+    """Of a struct variable's mutex fields, the one an initializer at offset is for: named by the
+    designator before it (`.lock = PTHREAD_MUTEX_INITIALIZER`), else the only field."""
+    designator = re.search(r"\.\s*([A-Za-z_]\w*)\s*=\s*$", source[max(0, offset - 200) : offset])
+    if designator:
+        return next((f for f in fields if f.member == designator.group(1)), None)
+    initialized = [f for f in fields if f.kind == "static_mutex"]
+    return initialized[0] if len(initialized) == 1 and len(fields) == 1 else None
 
 
 def normalize(expr: str) -> str:
@@ -108,7 +123,7 @@ class LockTable:
     def to_json(self) -> list[dict]:
         return [{"lock_id": s.lock_id, "kind": s.kind, "file": s.file, "line": s.line, "function": s.function,
                  "expr": s.expr, "normalized": s.normalized, "zero_init": s.zero_init,
-                 "constructor_in": s.constructor_in} for s in self.sites]
+                 "constructor_in": s.constructor_in, "member": s.member, "static": s.static} for s in self.sites]
 
     @classmethod
     def from_json(cls, rows: list[dict]) -> "LockTable":
@@ -117,7 +132,8 @@ class LockTable:
     def for_init(self, expr: str, file: str, function: str) -> LockSite | None:
         """The site of a pthread_mutex_init(expr, ...) call in file/function."""
         norm = normalize(expr)
-        inits = [s for s in self.sites if s.kind == "mutex_init" and s.file == file and s.normalized == norm]
+        inits = [s for s in self.sites if (s.kind == "mutex_init" or s.member) and s.file == file and s.normalized == norm] \
+            or [s for s in self.sites if s.member and s.normalized == norm]  # a struct variable of another file
         for group in ([s for s in inits if s.function == function], inits):
             if group:
                 return group[0]
@@ -133,9 +149,11 @@ class LockTable:
         initializer with no ';' in between wins.
         """
         statics = [s for s in self.sites if s.is_variable and s.file == file]
-        for site in statics:
-            if not site.function and site.base == element:
-                return site
+        named = [s for s in statics if not s.function and s.base == element]
+        if len(named) > 1 or (named and named[0].member):  # mutex fields of a struct variable
+            return _field_initialized(named, source, offset)
+        if named:
+            return named[0]
         candidates = [s for s in statics if s.function == element] or [s for s in statics if not s.function]
         best, best_at = None, -1
         for site in candidates:
@@ -219,6 +237,11 @@ def build_lock_table(discovery: Discovery, texts: dict[str, str] | None = None) 
         sites.append(LockSite(lock_id, site.kind, site.file, site.line, site.function, site.expr, name, sites=[site]))
         if tentative:
             common[name] = sites[-1]
+    for lock in struct_locks(texts or {}):  # mutexes inside file-scope struct variables
+        if not any(s.normalized == lock.normalized and not s.function for s in sites):
+            sites.append(LockSite(f"{lock.file}:{lock.normalized}", "static_mutex" if lock.initialized else "mutex_var",
+                                  lock.file, lock.line, "", lock.normalized, lock.normalized,
+                                  member=lock.field, static=lock.static))
     table = LockTable(sites)
 
     # mutex_init calls: the definition's site when they initialise a defined variable
@@ -229,6 +252,7 @@ def build_lock_table(discovery: Discovery, texts: dict[str, str] | None = None) 
         norm = normalize(site.expr)
         base = re.fullmatch(r"([A-Za-z_]\w*)(\[\])?", norm)
         owner = table.variable(base.group(1), site.file, site.function) if base else None
+        owner = owner or next((s for s in sites if s.member and s.normalized == norm), None)
         if owner:
             owner.sites.append(site)
             continue
@@ -249,12 +273,12 @@ def build_lock_table(discovery: Discovery, texts: dict[str, str] | None = None) 
             seen[site.lock_id] = 1
     includers = header_includers(texts or {})
     notes = [note for site in sites if (note := _name_zero_initialised(site, includers, texts or {}))]
-    initialised = {last_member(s.normalized) for s in sites if s.kind == "mutex_init"}
-    for f in discovery.sites:  # struct fields: their instances get ids from pthread_mutex_init calls
-        if f.kind == "mutex_var" and f.scope not in ("file", "function") and f.expr not in initialised:
+    named = {s.member or last_member(s.normalized) for s in sites if s.kind == "mutex_init" or s.member}
+    for f in discovery.sites:  # struct fields: pthread_mutex_init calls or struct variables give their instances ids
+        if f.kind == "mutex_var" and f.scope not in ("file", "function") and f.expr not in named:
             notes.append(f"{f.file}:{f.line}: {f.expr}: a pthread_mutex_t field of {f.scope} that no pthread_mutex_init "
-                         f"names: an instance zero-initialised or initialised by a struct initializer runs anonymous "
-                         f"(no lock id)")
+                         f"and no file-scope struct variable names: an instance elsewhere (a function-local struct, "
+                         f"zero-filled heap memory) runs anonymous (no lock id)")
     return LockTable(sites, sorted(notes))
 
 
@@ -277,6 +301,8 @@ def _name_zero_initialised(site: LockSite, includers: dict[str, list[str]], text
     A static lock its file never names again (unused: an initializer would make gcc warn) keeps
     no id: it is never taken.
     """
+    if site.member:
+        return _name_zero_struct_field(site, includers)
     definition = site.sites[0]
     if site.kind != "mutex_var" or any(s.kind == "mutex_init" for s in site.sites) or not _zero(definition):
         return ""
@@ -308,6 +334,22 @@ def _name_zero_initialised(site: LockSite, includers: dict[str, list[str]], text
     if not users:
         return f"{where}: zero-initialised in a header no .c file of the tree includes: anonymous at run time (no lock id)"
     site.zero_init, site.constructor_in = "constructor", users[0]
+    return ""
+
+
+def _name_zero_struct_field(site: LockSite, includers: dict[str, list[str]]) -> str:
+    """A mutex field of a zero-initialised struct variable (or one its initializer leaves out)
+    that no pthread_mutex_init names: a constructor sets the id (an initializer would have to
+    name every field of the struct)."""
+    if site.kind != "mutex_var" or any(s.kind == "mutex_init" for s in site.sites):
+        return ""
+    if not site.file.endswith(".h"):
+        site.zero_init, site.constructor_in = "constructor", site.file
+    elif not site.static and includers.get(site.file):
+        site.zero_init, site.constructor_in = "constructor", includers[site.file][0]
+    else:
+        return (f"{site.file}:{site.line}: {site.expr}: a zero-initialised mutex field of a "
+                f"{'static ' if site.static else ''}struct variable in a header: anonymous at run time (no lock id)")
     return ""
 
 

@@ -181,9 +181,11 @@ def add_lock_id_constructor(text: str, site: LockSite) -> tuple[str, str]:
     (templates/api/lock_id_constructor.c.j2): at the end of a .c file, or right after the lock's
     definition for a static lock of a header (each file that includes it has its own).  Returns
     the new text and a note."""
-    array = site.normalized.endswith("[]")
+    array = "[]" in site.normalized
     header = site.constructor_in.endswith(".h")
-    if array:
+    if site.member:
+        why = "a field of a struct variable has no initializer of its own"
+    elif array:
         why = "an array has no one initializer for every element"
     elif header:
         why = "a static lock in a header is one lock per file that includes it (an initializer makes gcc warn where one does not use it)"
@@ -192,7 +194,8 @@ def add_lock_id_constructor(text: str, site: LockSite) -> tuple[str, str]:
     else:
         why = "its declaration defines several names"
     c = templates().get_template("api/lock_id_constructor.c.j2").render(
-        site=site, array=array, why=why, suffix=macro_suffix(site.lock_id), where=f"{site.file}:{site.line}")
+        site=site, array=array, why=why, suffix=macro_suffix(site.lock_id), where=f"{site.file}:{site.line}",
+        variable=site.base if site.member else site.expr, field=f".{site.member}" if site.member else "")
     note = f"{site.expr} ({site.file}:{site.line}) zero-initialised: a constructor gives it {site.macro}"
     if not header:
         return text + c, note
