@@ -25,6 +25,8 @@ REASONS = {
     "va_list",
     "computed-goto",
     "label-targeted-from-outside",
+    "timedlock",
+    "lock-kept-posix",
 }
 EXPECT_RE = re.compile(r"^expect: (extract|hybrid (\S+))$")
 
