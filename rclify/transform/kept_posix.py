@@ -262,9 +262,13 @@ def find_kept_posix(root: Path, files: list[Path], discovery: Discovery, table: 
         for f in sorted(_component(start, texts)):
             result.unchanged.setdefault(f, f"a lock that must stay a pthread mutex cannot be kept apart ({why}): "
                                            f"left as it is, with every file it shares the lock or a header with")
-    for site in table.sites:
-        if site.lock_id in result.lock_ids:
+    for site in table.sites:  # every site of a kept lock (a field's struct variables too): no rclify id
+        lock = next((k for k in result.kept if not k.cond and (site.lock_id in k.lock_ids or
+                                                                k.names(site.normalized, site.file))), None)
+        if lock is not None:
             site.zero_init = ""
+            if site.lock_id not in lock.lock_ids:
+                lock.lock_ids.append(site.lock_id)
     return result
 
 
