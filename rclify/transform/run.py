@@ -4,7 +4,8 @@
   analyse   (libclang) the vocabulary (macros, wrappers), every function's    analyse.py, vocabulary.py,
                        regions, and why a region stays hybrid                 regions.py, refusals.py
   plan + render        extractions: context structs, functions, call sites   plan.py, render.py
-  lock table           one lock_config.h entry per allocation site            lock_table.py
+  lock table           one lock_config.h entry per allocation site            lock_table.py, struct_instances.py
+  kept posix           locks that stay pthread mutexes (consistent, ...)      kept_posix.py
   rewrite + verify     (spatch) types, initializers, condvars; compile check  rewrite_api.py, verify.py
   apply                every changed file replaced atomically, backups        apply.py
   report               summary on stdout, JSON with --report                  report.py
