@@ -107,10 +107,20 @@ def test_include_goes_after_pthread_h_with_a_relative_path(rewritten):
     assert (root / "shapes.c").read_text().startswith('#include <stdint.h>\n#include "lock_config.h"\n#line 2\n')
 
 
-def test_timedlock_is_an_error_site_and_left_alone(rewritten):
+def test_timed_calls_move_to_their_rcl_twins(rewritten):
     root, _, _, result = rewritten
-    assert result.errors == ["sub/timed.c:9: pthread_mutex_timedlock has no rclify runtime equivalent: rewrite this call by hand"]
-    assert "pthread_mutex_timedlock(&timed_lock, ts)" in (root / "sub/timed.c").read_text()
+    assert result.errors == []
+    text = (root / "sub/timed.c").read_text()
+    assert "rcl_mutex_timedlock(&timed_lock, ts)" in text
+    assert "rcl_mutex_clocklock(&timed_lock, CLOCK_MONOTONIC, ts)" in text
+    assert "rcl_cond_clockwait(&timed_cond, &timed_lock, CLOCK_MONOTONIC, ts)" in text
+    assert "pthread_" not in text.replace("#include <pthread.h>", "")
+    syntax_check(root / "sub/timed.c", root)
+
+
+def test_timed_call_rewritten_textually_in_a_define():
+    text, notes = rewrite_leftovers("#define TL(m, t) pthread_mutex_timedlock(&(m), t); pthread_cond_clockwait(\n", "a.c")
+    assert text == "#define TL(m, t) rcl_mutex_timedlock(&(m), t); rcl_cond_clockwait(\n"
 
 
 def test_parse_failure_is_recorded_and_the_text_pass_covers_it(rewritten):

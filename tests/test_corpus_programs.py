@@ -28,6 +28,8 @@ REASONS = {
     "computed-goto",
     "label-targeted-from-outside",
     "c++-source",
+    "timedlock",
+    "lock-kept-posix",
 }
 EXPECT_RE = re.compile(r"^expect: (extract|hybrid (\S+))$")
 

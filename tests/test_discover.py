@@ -94,7 +94,9 @@ def test_definitions_and_fields(found):
 
 def test_other_api_is_reported(found):
     other = {(s.file, s.line): s.api for s in found.of_kind("other_mutex_api")}
-    assert other[("sub/timed.c", 9)] == "pthread_mutex_timedlock"
+    assert other[("sub/timed.c", 10)] == "pthread_mutex_timedlock"
+    assert other[("sub/timed.c", 15)] == "pthread_mutex_clocklock"
+    assert other[("sub/timed.c", 17)] == "pthread_cond_clockwait"
     assert other[("shapes.c", 86)] == "pthread_mutexattr_init"
 
 

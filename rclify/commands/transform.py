@@ -59,7 +59,16 @@ def run(args) -> int:
     for rel, error in sorted(outcome.failures.items()):
         print(f"  warning: spatch could not parse all of {rel}: {error}")
     for rel, error in sorted(outcome.unchanged.items()):
-        print(f"  left unchanged (so that every file that compiled still does): {rel}: {error}")
+        print(f"  left unchanged: {rel}: {error}")
+    not_handled = ", ".join(f"{api}_* {n} call site{'s' if n != 1 else ''}" for api, n in s["not_handled"].items() if n)
+    if not_handled:
+        print(f"  not handled (left as pthread calls, no lock_config.h entry): {not_handled}")
+        for site in outcome.not_handled:
+            where = f" in {site['function']}()" if site["function"] else ""
+            print(f"    {site['file']}:{site['line']}{where}: {site['text']}")
+    for k in outcome.kept_posix:
+        what = "pthread_mutex_t (its regions hybrid: lock-kept-posix)" if k["kind"] == "mutex" else "pthread_cond_t"
+        print(f"  kept a {what}: {k['name']}{' (a struct field)' if k['field'] else ''}: {'; '.join(k['because'])}")
     for error in outcome.api_errors:
         print(f"  not rewritten (no runtime equivalent): {error}")
     for record in outcome.regions:

@@ -2,7 +2,8 @@
 
 One spatch run over every file that mentions `pthread_` (semantic_patches/discover/
 pthread_sites.cocci): direct pthread calls (inside #define bodies too), mutex and cond
-definitions, and struct fields.  What the tree's lock macros and wrapper functions are is not
+definitions, and struct fields; pthread_rwlock_* / pthread_spin_* calls too, which rclify does
+not handle (rwlock_api / spin_api sites: the report counts and lists them).  What the tree's lock macros and wrapper functions are is not
 decided here but by rclify/transform/vocabulary.py, once, with libclang.
 
 The sites feed the lock table (one lock_config.h entry per allocation site) and the API rewrite;
@@ -39,8 +40,9 @@ CALL_KINDS = {
 KINDS = (
     "lock", "unlock", "trylock", "mutex_init", "mutex_destroy", "static_mutex", "mutex_var",
     "cond_wait", "cond_timedwait", "cond_signal", "cond_broadcast", "cond_init", "cond_destroy",
-    "static_cond", "other_mutex_api",
+    "static_cond", "other_mutex_api", "rwlock_api", "spin_api",
 )
+NOT_HANDLED = {"rwlock_api": "pthread_rwlock", "spin_api": "pthread_spin"}  # kinds rclify leaves alone
 
 
 @dataclass(frozen=True)
@@ -55,6 +57,9 @@ class Site:
     scope: str = ""  # definitions: 'file', 'function' or 'struct NAME' / 'TYPEDEF' for fields
     array: bool = False  # definitions: an array of mutexes
     api: str = ""  # the pthread function called (other_mutex_api: which one), or the definition's type
+    init: str = ""  # definitions: the initializer as spatch prints it ('' when there is none)
+    static: bool = False  # definitions: declared `static`
+    alone: bool = True  # definitions: the only name its declaration defines (not `pthread_mutex_t a, b;`)
 
 
 @dataclass
@@ -112,11 +117,40 @@ def _is_extern(texts: dict[str, str], rec: dict) -> bool:
     return re.search(r"\bextern\b", line[: rec["column"]]) is not None
 
 
+def _declaration(texts: dict[str, str], rec: dict) -> tuple[bool, bool]:
+    """(static, alone) for the definition at rec: its declaration says `static`; it declares no
+    other name (no comma outside brackets between the declaration's start and its `;`)."""
+    code = code_only(texts[rec["file"]])
+    lines = code.split("\n")
+    at = sum(len(line) + 1 for line in lines[: rec["line"] - 1]) + rec["column"]
+    start = at
+    while start > 0 and code[start - 1] not in ";{}":
+        start -= 1
+    end, depth = at, 0
+    while end < len(code) and not (code[end] == ";" and depth == 0):
+        depth += code[end] in "([{"
+        depth -= code[end] in ")]}"
+        end += 1
+    head = code[start:at]
+    head = "\n".join(line for line in head.split("\n") if not line.lstrip().startswith("#"))
+    tail, depth, comma = code[at:end], 0, False
+    for ch in tail:
+        depth += ch in "([{"
+        depth -= ch in ")]}"
+        comma |= ch == "," and depth == 0
+    return re.search(r"\bstatic\b", head) is not None, not comma and "," not in head
+
+
 def _site(rec: dict, texts: dict[str, str]) -> Site | None:
     if rec["kind"] == "call":
         args = tuple(rec["args"])
         return Site(CALL_KINDS.get(rec["name"], "other_mutex_api"), rec["file"], rec["line"], rec["column"],
                     rec["function"], args[0] if args else "", args, api=rec["name"])
+    if rec["kind"] == "other_lock_call":  # pthread_rwlock_* / pthread_spin_*
+        args = tuple(rec["args"])
+        kind = "rwlock_api" if rec["name"].startswith("pthread_rwlock_") else "spin_api"
+        return Site(kind, rec["file"], rec["line"], rec["column"], rec["function"], args[0] if args else "", args,
+                    api=rec["name"])
     if rec["kind"] == "definition":
         if _is_extern(texts, rec):
             return None
@@ -127,8 +161,10 @@ def _site(rec: dict, texts: dict[str, str]) -> Site | None:
             kind = "static_cond"
         else:
             kind = "static_mutex" if re.search(r"\bPTHREAD_\w*MUTEX_INITIALIZER\w*", init) else "mutex_var"
+        static, alone = _declaration(texts, rec)
         return Site(kind, rec["file"], rec["line"], rec["column"], rec["function"], rec["name"],
-                    scope="function" if rec["function"] else "file", array=bool(rec.get("array")), api=rec["type"])
+                    scope="function" if rec["function"] else "file", array=bool(rec.get("array")), api=rec["type"],
+                    init=init, static=static, alone=alone)
     if rec["kind"] == "field":
         return Site("mutex_var", rec["file"], rec["line"], rec["column"], "", rec["name"],
                     scope=rec["container"], api=rec["type"])

@@ -17,9 +17,10 @@ import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from rclify.ctext.tokens import balanced
+from rclify.ctext.tokens import balanced, code_only
 from rclify.transform.discover import Discovery, Site
 from rclify.lock_config import LockEntry, macro_suffix
+from rclify.transform.struct_instances import struct_locks
 
 
 @dataclass
@@ -32,6 +33,11 @@ class LockSite:
     expr: str  # as written: the defined name, or mutex_init's first argument
     normalized: str  # expression without '&', blanks, redundant parentheses; subscripts as []
     sites: list[Site] = field(default_factory=list)  # the definition and/or the init calls
+    # a zero-initialised definition no init call names: how its id reaches the runtime
+    zero_init: str = ""  # 'initializer' (api/initializers.cocci adds one) | 'constructor' | ''
+    constructor_in: str = ""  # 'constructor': the .c file that gets it (rewrite_api.py writes it)
+    member: str = ""  # a mutex field of a file-scope struct variable (struct_instances.py): the field
+    static: bool = False  # (struct variables) declared static
 
     @property
     def macro(self) -> str:
@@ -50,7 +56,19 @@ class LockSite:
     def entry(self) -> LockEntry:
         where = f"{self.file}:{self.line}" + (f" in {self.function}()" if self.function else "")
         what = {"static_mutex": "static initializer", "mutex_var": "definition", "mutex_init": "pthread_mutex_init"}
+        if self.member:
+            what = {"static_mutex": "struct initializer", "mutex_var": "zero-initialised struct variable"}
         return LockEntry(self.lock_id, description=f"{self.expr}; {what[self.kind]} at {where}")
+
+
+def _field_initialized(fields: list["LockSite"], source: str, offset: int) -> "LockSite | None":
+    """Of a struct variable's mutex fields, the one an initializer at offset is for: named by the
+    designator before it (`.lock = PTHREAD_MUTEX_INITIALIZER`), else the only field."""
+    designator = re.search(r"\.\s*([A-Za-z_]\w*)\s*=\s*$", source[max(0, offset - 200) : offset])
+    if designator:
+        return next((f for f in fields if f.member == designator.group(1)), None)
+    initialized = [f for f in fields if f.kind == "static_mutex"]
+    return initialized[0] if len(initialized) == 1 and len(fields) == 1 else None
 
 
 def normalize(expr: str) -> str:
@@ -95,15 +113,17 @@ def last_member(normalized: str) -> str:
 class LockTable:
     """The lock sites of a program, and the mapping of lock expressions onto them."""
 
-    def __init__(self, sites: list[LockSite]):
+    def __init__(self, sites: list[LockSite], notes: list[str] | None = None):
         self.sites = sites
         self.by_id = {s.lock_id: s for s in sites}
+        self.notes = notes or []  # 'file:line: message': zero-initialised locks left without an id
 
     # -- hand-over to the rewrite patches (spatch's Python reads it back) --------------------------
 
     def to_json(self) -> list[dict]:
         return [{"lock_id": s.lock_id, "kind": s.kind, "file": s.file, "line": s.line, "function": s.function,
-                 "expr": s.expr, "normalized": s.normalized} for s in self.sites]
+                 "expr": s.expr, "normalized": s.normalized, "zero_init": s.zero_init,
+                 "constructor_in": s.constructor_in, "member": s.member, "static": s.static} for s in self.sites]
 
     @classmethod
     def from_json(cls, rows: list[dict]) -> "LockTable":
@@ -112,7 +132,8 @@ class LockTable:
     def for_init(self, expr: str, file: str, function: str) -> LockSite | None:
         """The site of a pthread_mutex_init(expr, ...) call in file/function."""
         norm = normalize(expr)
-        inits = [s for s in self.sites if s.kind == "mutex_init" and s.file == file and s.normalized == norm]
+        inits = [s for s in self.sites if (s.kind == "mutex_init" or s.member) and s.file == file and s.normalized == norm] \
+            or [s for s in self.sites if s.member and s.normalized == norm]  # a struct variable of another file
         for group in ([s for s in inits if s.function == function], inits):
             if group:
                 return group[0]
@@ -128,9 +149,11 @@ class LockTable:
         initializer with no ';' in between wins.
         """
         statics = [s for s in self.sites if s.is_variable and s.file == file]
-        for site in statics:
-            if not site.function and site.base == element:
-                return site
+        named = [s for s in statics if not s.function and s.base == element]
+        if len(named) > 1 or (named and named[0].member):  # mutex fields of a struct variable
+            return _field_initialized(named, source, offset)
+        if named:
+            return named[0]
         candidates = [s for s in statics if s.function == element] or [s for s in statics if not s.function]
         best, best_at = None, -1
         for site in candidates:
@@ -138,6 +161,16 @@ class LockTable:
                 if ";" not in source[m.end():offset] and m.start() > best_at:
                     best, best_at = site, m.start()
         return best
+
+    def zero_initialised(self, file: str, element: str, name: str) -> LockSite | None:
+        """The site that gets an initializer for the zero-initialised definition of name at
+        spatch's current_element (the function for a local, the name or 'something_else' at file
+        scope), or None."""
+        for site in self.sites:
+            if site.zero_init == "initializer" and site.file == file and site.base == name \
+                    and (site.function == element if site.function else element in (name, "something_else")):
+                return site
+        return None
 
     def entries(self) -> list[LockEntry]:
         return [s.entry() for s in self.sites]
@@ -185,15 +218,30 @@ class LockTable:
         return None
 
 
-def build_lock_table(discovery: Discovery) -> LockTable:
-    """One LockSite per allocation site of the discovery, with unique stable ids."""
+def build_lock_table(discovery: Discovery, texts: dict[str, str] | None = None) -> LockTable:
+    """One LockSite per allocation site of the discovery, with unique stable ids.
+
+    texts: {file: text} of the tree's .c and .h files, to decide how zero-initialised definitions
+    get their id (which .c files include a header; whether a static lock is used at all)."""
     sites: list[LockSite] = []
-    for site in discovery.sites:
+    common: dict[str, LockSite] = {}  # one object: `pthread_mutex_t m;` tentatively defined in several files
+    for site in sorted(discovery.sites, key=lambda s: (s.file.endswith(".h"), s.file, s.line, s.column)):
         if site.kind not in ("static_mutex", "mutex_var") or site.scope.startswith("struct") or site.scope not in ("file", "function"):
             continue
         name = site.expr + ("[]" if site.array else "")
+        tentative = site.scope == "file" and not site.static and site.alone and _zero(site)
+        if tentative and name in common:
+            common[name].sites.append(site)
+            continue
         lock_id = f"{site.file}:{site.function + ':' if site.function else ''}{name}"
         sites.append(LockSite(lock_id, site.kind, site.file, site.line, site.function, site.expr, name, sites=[site]))
+        if tentative:
+            common[name] = sites[-1]
+    for lock in struct_locks(texts or {}):  # mutexes inside file-scope struct variables
+        if not any(s.normalized == lock.normalized and not s.function for s in sites):
+            sites.append(LockSite(f"{lock.file}:{lock.normalized}", "static_mutex" if lock.initialized else "mutex_var",
+                                  lock.file, lock.line, "", lock.normalized, lock.normalized,
+                                  member=lock.field, static=lock.static))
     table = LockTable(sites)
 
     # mutex_init calls: the definition's site when they initialise a defined variable
@@ -204,6 +252,7 @@ def build_lock_table(discovery: Discovery) -> LockTable:
         norm = normalize(site.expr)
         base = re.fullmatch(r"([A-Za-z_]\w*)(\[\])?", norm)
         owner = table.variable(base.group(1), site.file, site.function) if base else None
+        owner = owner or next((s for s in sites if s.member and s.normalized == norm), None)
         if owner:
             owner.sites.append(site)
             continue
@@ -222,4 +271,98 @@ def build_lock_table(discovery: Discovery) -> LockTable:
             site.lock_id = f"{site.lock_id}#{seen[site.lock_id]}"
         else:
             seen[site.lock_id] = 1
-    return LockTable(sites)
+    includers = header_includers(texts or {})
+    notes = [note for site in sites if (note := _name_zero_initialised(site, includers, texts or {}))]
+    named = {s.member or last_member(s.normalized) for s in sites if s.kind == "mutex_init" or s.member}
+    for f in discovery.sites:  # struct fields: pthread_mutex_init calls or struct variables give their instances ids
+        if f.kind == "mutex_var" and f.scope not in ("file", "function") and f.expr not in named:
+            notes.append(f"{f.file}:{f.line}: {f.expr}: a pthread_mutex_t field of {f.scope} that no pthread_mutex_init "
+                         f"and no file-scope struct variable names: an instance elsewhere (a function-local struct, "
+                         f"zero-filled heap memory) runs anonymous (no lock id)")
+    return LockTable(sites, sorted(notes))
+
+
+def _zero(definition: Site) -> bool:
+    """No initializer, or one that only zero-fills (`= {0}`): glibc's unlocked default mutex."""
+    return re.sub(r"[\s,]", "", definition.init) in ("", "{0}", "{{0}}")
+
+
+def _name_zero_initialised(site: LockSite, includers: dict[str, list[str]], texts: dict[str, str]) -> str:
+    """Decides how a zero-initialised definition that no pthread_mutex_init names gets its id at
+    run time (site.zero_init); returns a note when it cannot get one.
+
+      a lone scalar in a .c file, or a function-local static -> `= RCL_MUTEX_INITIALIZER(RCLIFY_LOCK_<id>)`
+      a function-local static array                         -> the same for every element (GNU range)
+      a file-scope array or a declaration of several names  -> a constructor at the end of its file
+      a global tentatively defined in a header (an initializer there would define it in every file
+      that includes it)                                     -> a constructor in the first .c file that includes it
+      a lone static scalar in a header (one lock per file that includes it; an initializer would
+      make gcc warn where a file does not use it)           -> a static constructor after its definition
+    A static lock its file never names again (unused: an initializer would make gcc warn) keeps
+    no id: it is never taken.
+    """
+    if site.member:
+        return _name_zero_struct_field(site, includers)
+    definition = site.sites[0]
+    if site.kind != "mutex_var" or any(s.kind == "mutex_init" for s in site.sites) or not _zero(definition):
+        return ""
+    where = f"{definition.file}:{definition.line}: {definition.expr}"
+    header = definition.file.endswith(".h")
+    text = texts.get(definition.file)
+    if definition.static and not header and text is not None \
+            and len(re.findall(rf"\b{re.escape(definition.expr)}\b", code_only(text))) < 2:
+        return ""
+    if definition.scope == "function":
+        if not definition.static:
+            return ""  # automatic storage: the program must call pthread_mutex_init (else it is garbage)
+        if not definition.alone:
+            return f"{where}: zero-initialised in a declaration of several names: anonymous at run time (no lock id)"
+        site.zero_init = "initializer"
+        return ""
+    if not header and definition.alone and not definition.array:
+        site.zero_init = "initializer"
+        return ""
+    if not header:
+        site.zero_init, site.constructor_in = "constructor", definition.file
+        return ""
+    if definition.static:
+        if definition.alone and not definition.array:
+            site.zero_init, site.constructor_in = "constructor", definition.file
+            return ""
+        return f"{where}: zero-initialised static array or declaration of several names in a header: anonymous at run time (no lock id)"
+    users = includers.get(definition.file, [])
+    if not users:
+        return f"{where}: zero-initialised in a header no .c file of the tree includes: anonymous at run time (no lock id)"
+    site.zero_init, site.constructor_in = "constructor", users[0]
+    return ""
+
+
+def _name_zero_struct_field(site: LockSite, includers: dict[str, list[str]]) -> str:
+    """A mutex field of a zero-initialised struct variable (or one its initializer leaves out)
+    that no pthread_mutex_init names: a constructor sets the id (an initializer would have to
+    name every field of the struct)."""
+    if site.kind != "mutex_var" or any(s.kind == "mutex_init" for s in site.sites):
+        return ""
+    if not site.file.endswith(".h"):
+        site.zero_init, site.constructor_in = "constructor", site.file
+    elif not site.static and includers.get(site.file):
+        site.zero_init, site.constructor_in = "constructor", includers[site.file][0]
+    else:
+        return (f"{site.file}:{site.line}: {site.expr}: a zero-initialised mutex field of a "
+                f"{'static ' if site.static else ''}struct variable in a header: anonymous at run time (no lock id)")
+    return ""
+
+
+def header_includers(texts: dict[str, str]) -> dict[str, list[str]]:
+    """{header: the .c files that #include it by a path ending in its name}, from {file: text}."""
+    headers = [f for f in texts if f.endswith(".h")]
+    out: dict[str, list[str]] = {}
+    for file, text in sorted(texts.items()):
+        if not file.endswith(".c"):
+            continue
+        included = re.findall(r'^[ \t]*#[ \t]*include[ \t]*"([^"]+)"', text, re.M)
+        for header in headers:
+            name = header.rsplit("/", 1)[-1]
+            if any(inc == header or inc.rsplit("/", 1)[-1] == name for inc in included):
+                out.setdefault(header, []).append(file)
+    return out

@@ -36,6 +36,8 @@ class Reason(StrEnum):
     NOT_BUILT = "not-built"
     CXX_SOURCE = "c++-source"
     FILE_LEFT_UNCHANGED = "file-left-unchanged"
+    TIMEDLOCK = "timedlock"
+    LOCK_KEPT_POSIX = "lock-kept-posix"
 
 
 WHY = {
@@ -66,6 +68,12 @@ WHY = {
     Reason.CXX_SOURCE: "the region is in a C++ file: rclify extracts C only; its lock calls run in hybrid mode",
     Reason.FILE_LEFT_UNCHANGED: "the file was left as it was (see files_left_unchanged) so that every file that "
                                 "compiled still does: its lock calls stay pthread calls",
+    Reason.TIMEDLOCK: "a lock taken with a deadline (pthread_mutex_timedlock/clocklock, which may time out) "
+                      "stays a call (rcl_mutex_timedlock/clocklock): run in hybrid mode",
+    Reason.LOCK_KEPT_POSIX: "the lock stays a pthread mutex: the program calls a pthread_mutex_* function the runtime "
+                            "lacks on it (pthread_mutex_consistent, _getprioceiling, _setprioceiling), or its file is "
+                            "left unchanged because such a lock could not be kept apart (report: locks_kept_posix, "
+                            "files_left_unchanged)",
 }
 
 REASONS = {reason.value: WHY[reason] for reason in Reason}  # key -> sentence, as the report shows

@@ -224,7 +224,7 @@ class RegionAnalysis:
             else:
                 self.problem(Reason.HAND_OVER_HAND, cursor)
         else:
-            self.problem(Reason.TRYLOCK, cursor)
+            self.problem(Reason.TIMEDLOCK if op.kind == "timedlock" else Reason.TRYLOCK, cursor)
         return {HELD}
 
     # -- blocks ----------------------------------------------------------------------------

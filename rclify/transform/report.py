@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rclify import __version__, lock_config
+from rclify.transform.discover import NOT_HANDLED
 from rclify.transform.refusals import REASONS
 from rclify.transform.regions import Region
 from rclify.transform.render import FileRenderer
@@ -26,6 +27,8 @@ class Outcome:
     stubbed_headers: list[str] = field(default_factory=list)
     api_errors: list[str] = field(default_factory=list)  # calls the runtime has no equivalent for
     api_notes: list[str] = field(default_factory=list)
+    not_handled: list[dict] = field(default_factory=list)  # pthread_rwlock_* / pthread_spin_* call sites
+    kept_posix: list[dict] = field(default_factory=list)  # locks and conds that stay pthread ones (kept_posix.py)
     timings: dict[str, float] = field(default_factory=dict)
     files_scanned: int = 0
     already_transformed: bool = False
@@ -46,6 +49,8 @@ class Outcome:
             "wrappers": [w["name"] for w in self.wrappers],
             "parse_failures": len(self.failures),
             "files_left_unchanged": len(self.unchanged),
+            "not_handled": {api: sum(s["api"] == api for s in self.not_handled) for api in NOT_HANDLED.values()},
+            "locks_kept_posix": sum(k["kind"] == "mutex" for k in self.kept_posix),
         }
 
 
@@ -63,6 +68,8 @@ def report_json(outcome: Outcome) -> dict:
         "stubbed_headers": outcome.stubbed_headers,
         "api_errors": outcome.api_errors,
         "api_notes": outcome.api_notes,
+        "not_handled": outcome.not_handled,
+        "locks_kept_posix": outcome.kept_posix,
         "timings": outcome.timings,
     } | ({"rerun": outcome.rerun} if outcome.rerun is not None else {})
 

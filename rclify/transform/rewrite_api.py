@@ -31,13 +31,17 @@ from rclify.ctext.spatch import run_spatch
 from rclify.ctext.tokens import code_only
 from rclify.transform.cxx import by_language, config_refs_for_cxx, is_cxx
 from rclify.transform.discover import relative_files
+from rclify.transform.kept_posix import KeptPosix
 from rclify.transform.lock_table import LockSite, LockTable
+from rclify.lock_config import macro_suffix
 from rclify.paths import SEMANTIC_PATCHES_DIR
+from rclify.templates import templates
 
 API_DIR = SEMANTIC_PATCHES_DIR / "api"
 
 # (patch, a regex a file must match to be worth running it on)
 PATCHES = [
+    ("zero_init.cocci", None),  # the files where the lock table gives a zero-initialised definition an initializer
     ("initializers.cocci", re.compile(r"\bPTHREAD_\w*(MUTEX|COND)_INITIALIZER")),
     ("types.cocci", re.compile(r"\bpthread_(mutex|cond)_t\b")),
     ("calls.cocci", re.compile(r"\bpthread_(mutex|cond|mutexattr)_\w+\s*\(")),
@@ -50,7 +54,8 @@ _DEFINE_TOKENS = [
     (re.compile(r"\bPTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP\b"), "RCL_RECURSIVE_MUTEX_INITIALIZER(RCL_CONFIG_DEFAULT)"),
     (re.compile(r"\bPTHREAD_ERRORCHECK_MUTEX_INITIALIZER_NP\b"), "RCL_ERRORCHECK_MUTEX_INITIALIZER(RCL_CONFIG_DEFAULT)"),
     (re.compile(r"\bPTHREAD_COND_INITIALIZER\b"), "RCL_COND_INITIALIZER"),
-    (re.compile(r"\bpthread_(mutex_(?:lock|unlock|trylock|destroy)|cond_(?:wait|timedwait|signal|broadcast|init|destroy))\b"),
+    (re.compile(r"\bpthread_(mutex_(?:lock|unlock|trylock|timedlock|clocklock|destroy)|"
+                r"cond_(?:wait|timedwait|clockwait|signal|broadcast|init|destroy))\b"),
      r"rcl_\1"),
 ]
 _DEFINE_INIT = re.compile(r"\bpthread_mutex_init\s*\(")
@@ -61,7 +66,7 @@ _ANY_INCLUDE = re.compile(r"^[ \t]*#[ \t]*include\b.*$", re.M)
 class ApiRewrite(dict):
     """{path under root: new text} for each changed file, plus what the rewrite found:
     records  every match the patches reported (json records: kind, file, line, ...)
-    errors   'file:line: message' for calls that cannot be rewritten (pthread_mutex_timedlock...)
+    errors   'file:line: message' for calls that cannot be rewritten (pthread_mutex_consistent...)
     notes    'file:line: message' for things done or kept that a user should know
     failures {file: first parse error}: parts of those files may not have been rewritten
     """
@@ -76,12 +81,14 @@ class ApiRewrite(dict):
 
 
 def rewrite_api(root: Path, files: list[Path], sites: list[LockSite], config_header: Path, jobs: int = 1,
-                progress: Callable[[str], None] | None = None) -> ApiRewrite:
+                progress: Callable[[str], None] | None = None, kept: KeptPosix | None = None) -> ApiRewrite:
     """The new text of each file the API rewrite changes: {root / relative path: text} (root as
     given), an ApiRewrite dict that also carries errors, notes and failures.
 
     root: the tree; files: its C files (absolute or relative to root); sites: the lock sites
-    (rclify.transform.lock_table); config_header: where lock_config.h is (or will be).
+    (rclify.transform.lock_table); config_header: where lock_config.h is (or will be); kept: the
+    locks that stay pthread mutexes (rclify.transform.kept_posix): hidden from the patches and the
+    text pass.
     """
     started = time.monotonic()
     say = progress or (lambda message: None)
@@ -95,10 +102,15 @@ def rewrite_api(root: Path, files: list[Path], sites: list[LockSite], config_hea
         for f in rel:
             (work / f).parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(root / f, work / f)
+            if kept is not None and kept.kept:
+                (work / f).write_text(kept.mask((work / f).read_text(errors="surrogateescape"), f),
+                                      errors="surrogateescape")
         sites_json = Path(tmp) / "lock_sites.json"
         sites_json.write_text(json.dumps(table.to_json()))
+        zero = {s.file for s in table.sites if s.zero_init == "initializer"}
         for patch, wanted in PATCHES:
-            todo = [f for f in rel if wanted.search((work / f).read_text(errors="surrogateescape"))]
+            todo = [f for f in rel if f in zero] if wanted is None else \
+                [f for f in rel if wanted.search((work / f).read_text(errors="surrogateescape"))]
             if not todo:
                 continue
             say(f"api: spatch {patch} over {len(todo)} files")
@@ -111,15 +123,22 @@ def rewrite_api(root: Path, files: list[Path], sites: list[LockSite], config_hea
                     result.failures.setdefault(file, message)
         for rec in result.records:
             where = f"{rec['file']}:{rec['line']}"
+            if rec["kind"] == "zero_initializer" and rec.get("lock_id") in table.by_id:
+                where = f"{rec['file']}:{table.by_id[rec['lock_id']].line}"  # the definition's line before extraction
             if rec["kind"] == "error":
                 result.errors.append(f"{where}: {rec.get('message', rec.get('text', ''))}")
-            elif rec["kind"] in ("anonymous_initializer", "initializer_kind_dropped", "attr") or (rec["kind"] == "mutex_init" and not rec.get("lock_id")):
+            elif rec["kind"] in ("anonymous_initializer", "initializer_kind_dropped", "attr", "zero_initializer") or (rec["kind"] == "mutex_init" and not rec.get("lock_id")):
                 result.notes.append(f"{where}: {rec.get('message') or 'pthread_mutex_init of no known lock site: default configuration'}")
         for f in rel:
             old = (root / f).read_text(errors="surrogateescape")
             new, notes = rewrite_leftovers((work / f).read_text(errors="surrogateescape"), f)
+            new = KeptPosix.unmask(new)
             new = config_refs_for_cxx(new) if is_cxx(f) else new
             result.notes += notes
+            for site in table.sites:
+                if site.zero_init == "constructor" and site.constructor_in == f:
+                    new, note = add_lock_id_constructor(new, site)
+                    result.notes.append(f"{f}: {note}")
             if new != old:
                 header = os.path.relpath(Path(config_header).resolve(), (root / f).parent)
                 result[given / f] = add_include(new, header)
@@ -171,6 +190,35 @@ def _in_conditional_directive(code: str, at: int) -> bool:
     while begin > 1 and code[begin - 2] == "\\":
         begin = code.rfind("\n", 0, begin - 1) + 1
     return re.match(r"[ \t]*#[ \t]*(?:if|ifdef|ifndef|elif)\b", code[begin:]) is not None
+
+
+def add_lock_id_constructor(text: str, site: LockSite) -> tuple[str, str]:
+    """text with C that gives a zero-initialised lock its lock_config.h entry before main()
+    (templates/api/lock_id_constructor.c.j2): at the end of a .c file, or right after the lock's
+    definition for a static lock of a header (each file that includes it has its own).  Returns
+    the new text and a note."""
+    array = "[]" in site.normalized
+    header = site.constructor_in.endswith(".h")
+    if site.member:
+        why = "a field of a struct variable has no initializer of its own"
+    elif array:
+        why = "an array has no one initializer for every element"
+    elif header:
+        why = "a static lock in a header is one lock per file that includes it (an initializer makes gcc warn where one does not use it)"
+    elif site.file != site.constructor_in:
+        why = f"{site.file} is included by several files, where an initializer would define it in each"
+    else:
+        why = "its declaration defines several names"
+    c = templates().get_template("api/lock_id_constructor.c.j2").render(
+        site=site, array=array, why=why, suffix=macro_suffix(site.lock_id), where=f"{site.file}:{site.line}",
+        variable=site.base if site.member else site.expr, field=f".{site.member}" if site.member else "")
+    note = f"{site.expr} ({site.file}:{site.line}) zero-initialised: a constructor gives it {site.macro}"
+    if not header:
+        return text + c, note
+    m = re.search(rf"\bstatic\b[^;{{}}]*\b(?:rcl|pthread)_mutex_t\s+{re.escape(site.expr)}\s*;", code_only(text))
+    if m is None:
+        return text, f"{site.expr} ({site.file}:{site.line}) zero-initialised: its definition was not found again, anonymous at run time"
+    return text[: m.end()] + c.rstrip("\n") + text[m.end() :], note
 
 
 def _define_name(code: str, at: int) -> str:

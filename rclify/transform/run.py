@@ -4,7 +4,8 @@
   analyse   (libclang) the vocabulary (macros, wrappers), every function's    analyse.py, vocabulary.py,
                        regions, and why a region stays hybrid                 regions.py, refusals.py
   plan + render        extractions: context structs, functions, call sites   plan.py, render.py
-  lock table           one lock_config.h entry per allocation site            lock_table.py
+  lock table           one lock_config.h entry per allocation site            lock_table.py, struct_instances.py
+  kept posix           locks that stay pthread mutexes (consistent, ...)      kept_posix.py
   rewrite + verify     (spatch) types, initializers, condvars; compile check  rewrite_api.py, verify.py
   apply                every changed file replaced atomically, backups        apply.py
   report               summary on stdout, JSON with --report                  report.py
@@ -30,7 +31,8 @@ from rclify.progress import Progress
 from rclify.transform import apply as apply_step, build_flags
 from rclify.transform.analyse import Analysis, analyse, regions_of
 from rclify.transform.cxx import CXX_SUFFIXES, cxx_regions, is_cxx
-from rclify.transform.discover import discover
+from rclify.transform.discover import NOT_HANDLED, discover
+from rclify.transform.kept_posix import KeptPosix, find_kept_posix
 from rclify.transform.lock_table import LockTable, build_lock_table
 from rclify.transform.refusals import Reason
 from rclify.transform.render import FileRenderer
@@ -87,6 +89,9 @@ def analyse_tree(root: Path, files: list[Path], config_path: Path, options: Opti
     with _timed(outcome, "spatch_discover_s"):
         discovery = discover(root, files, jobs=options.jobs, progress=progress)
     outcome.failures.update(discovery.failures)
+    outcome.not_handled = [{"api": NOT_HANDLED[s.kind], "call": s.api, "file": s.file, "line": s.line,
+                            "function": s.function, "lock": s.expr, "text": f"{s.api}({', '.join(s.args)})"}
+                           for s in discovery.of_kind(*NOT_HANDLED)]
     progress(f"discovered {len(discovery.sites)} lock sites ({outcome.timings['spatch_discover_s']:.1f}s)")
 
     flags = build_flags.find(root, options.database, options.cflags, progress)  # as the build compiles
@@ -98,16 +103,23 @@ def analyse_tree(root: Path, files: list[Path], config_path: Path, options: Opti
         cleanups.append(analysis.cleanup)
         _record_analysis(analysis, outcome, progress)
 
+        table = build_lock_table(discovery, {str(f.relative_to(root)): f.read_text(errors="surrogateescape")
+                                             for f in files})
+        outcome.api_notes += table.notes
+        kept = find_kept_posix(root, files, discovery, table)  # locks the runtime cannot take over
+        outcome.kept_posix = [k.record() for k in kept.kept]
+        outcome.unchanged.update(kept.unchanged)
+
         with _timed(outcome, "extract_s"):
-            rendered = _extract(root, analysis, outcome, flags.built)
+            rendered = _extract(root, analysis, outcome, flags.built, kept)
             outcome.regions += cxx_regions(root, files, flags.for_file, analysis.vocab, options.jobs,
                                            outcome.failures)  # listed, hybrid: c++-source
         progress(f"extracted {sum(r['status'] == 'extracted' for r in outcome.regions)} of "
                  f"{len(outcome.regions)} regions ({outcome.timings['extract_s']:.1f}s)")
 
-        table = build_lock_table(discovery)
-        outcome.locks = _lock_entries(table, outcome, config_path)
-        staging = Staging(root, table, config_path, flags.for_file, options.jobs, outcome, progress)
+        outcome.locks = _lock_entries(table, outcome, config_path, kept.lock_ids |
+                                      {s.lock_id for s in table.sites if s.file in kept.unchanged})
+        staging = Staging(root, table, config_path, flags.for_file, options.jobs, outcome, progress, kept)
         with _timed(outcome, "spatch_rewrite_and_verify_s"):
             outcome.changed = staging.rewrite_and_verify(files, rendered)
         progress(f"rewrote the lock API in {len(outcome.changed)} files "
@@ -209,7 +221,8 @@ def _record_analysis(analysis: Analysis, outcome: Outcome, progress: Progress) -
     ]
 
 
-def _extract(root: Path, analysis: Analysis, outcome: Outcome, built: Callable[[Path], bool]) -> dict[Path, str]:
+def _extract(root: Path, analysis: Analysis, outcome: Outcome, built: Callable[[Path], bool],
+             kept: KeptPosix) -> dict[Path, str]:
     """Plans and renders every file's regions; returns {path: new text} of the files that change.
     A file the build does not compile keeps its regions hybrid: no compile check could verify them."""
     renderers = {}
@@ -219,6 +232,7 @@ def _extract(root: Path, analysis: Analysis, outcome: Outcome, built: Callable[[
         if not built(path):
             for region in regions:
                 region.problems.insert(0, (Reason.NOT_BUILT, region.line))
+        _refuse_kept(str(path.relative_to(root)), regions, kept)
         renderer = FileRenderer(parsed, regions, bound)
         renderer.plan()
         renderers[path] = renderer
@@ -236,7 +250,17 @@ def _extract(root: Path, analysis: Analysis, outcome: Outcome, built: Callable[[
     return rendered
 
 
-def _lock_entries(table: LockTable, outcome: Outcome, config_path: Path) -> list[lock_config.LockEntry]:
+def _refuse_kept(rel: str, regions: list, kept: KeptPosix) -> None:
+    """Regions on a lock kept posix, in a file left unchanged for one, or through a wrapper whose
+    file is left unchanged (its accessor would not be defined) stay hybrid."""
+    for region in regions:
+        wrapper = region.lock.wrapper
+        if kept.refusal(rel, region.function.spelling, region.lock.wrapper_expr or region.lock.mutex,
+                        region.parsed.text(region.start, region.end)) or (wrapper and wrapper.file in kept.unchanged):
+            region.problems.insert(0, (Reason.LOCK_KEPT_POSIX, region.line))
+
+
+def _lock_entries(table: LockTable, outcome: Outcome, config_path: Path, kept_ids: set[str]) -> list[lock_config.LockEntry]:
     counts: dict[str, Counter] = {}
     for region in outcome.regions:
         lock_id = table.match_lock(region["lock_expr"], region["file"], region["function"])
@@ -245,6 +269,8 @@ def _lock_entries(table: LockTable, outcome: Outcome, config_path: Path) -> list
             region["lock_id"] = lock_id
     entries = []
     for entry in table.entries():
+        if entry.lock_id in kept_ids:
+            continue  # stays a pthread mutex (kept_posix.py): no rclify configuration
         c = counts.get(entry.lock_id, Counter())
         total = c["extracted"] + c["hybrid"]
         entry.description = (f"{entry.description}; {total} region{'s' if total != 1 else ''}, "

@@ -15,7 +15,7 @@ import shutil
 import subprocess
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
@@ -24,6 +24,7 @@ from rclify.runtime_build import cflags
 from rclify.transform import rewrite_api
 from rclify.transform.cxx import cxx_compiles, is_cxx_source, is_header
 from rclify.transform.includes import IncludeGraph, left_unchanged_group
+from rclify.transform.kept_posix import KeptPosix
 from rclify.transform.lock_table import LockTable
 from rclify.transform.refusals import Reason
 from rclify.transform.report import Outcome, leave_hybrid
@@ -40,11 +41,15 @@ def _write(path: Path, text: str) -> None:
     path.write_text(text, encoding="utf-8", errors="surrogateescape")
 
 
+# A pthread call left on an rcl_mutex_t (or an rcl_* call the runtime does not declare) is only a
+# warning for gcc 12 and would hang or crash at run time: here it is an error (gcc 14's default).
+STRICT = ["-Werror=incompatible-pointer-types", "-Werror=implicit-function-declaration"]
+
+
 def compiles(tree: Path, rel: str, flags: list[str]) -> tuple[bool, str]:
-    """gcc -fsyntax-only on tree/rel, with its build flags, the tree's headers and the runtime's.  A
-    pointer of the wrong type is an error (gcc 14's default): pthread_mutex_lock on an rcl_mutex_t is one."""
-    proc = subprocess.run(["gcc", "-fsyntax-only", "-std=gnu11", "-Werror=incompatible-pointer-types", f"-I{tree}",
-                           *flags, *cflags(), rel], cwd=tree, capture_output=True, text=True)
+    """gcc -fsyntax-only on tree/rel, with its build flags, the tree's headers and the runtime's."""
+    proc = subprocess.run(["gcc", "-fsyntax-only", "-std=gnu11", *STRICT, f"-I{tree}", *flags, *cflags(), rel],
+                          cwd=tree, capture_output=True, text=True)
     first = next((line for line in proc.stderr.splitlines() if ": error:" in line), proc.stderr[:300])
     return proc.returncode == 0, first
 
@@ -60,6 +65,7 @@ class Staging:
     jobs: int
     outcome: Outcome
     progress: Callable[[str], None]
+    kept: KeptPosix = field(default_factory=KeptPosix)  # locks that stay pthread ones; files left as they are
 
     def rewrite_and_verify(self, files: list[Path], rendered: dict[Path, str]) -> dict[str, str]:
         """Returns {relative path: new text} of every file that changes and still compiles."""
@@ -75,7 +81,8 @@ class Staging:
                     shutil.copy2(path, target)
             root, config = self.root, self.config_path
             self.config = self.dir / config.relative_to(root) if config.is_relative_to(root) else config
-            new_texts = self._rewrite([self.dir / p.relative_to(root) for p in files])
+            new_texts = self._rewrite([self.dir / p.relative_to(root) for p in files
+                                       if str(p.relative_to(root)) not in self.kept.unchanged])
             changed = {}
             for path in files:
                 rel = str(path.relative_to(root))
@@ -92,7 +99,7 @@ class Staging:
             shutil.rmtree(self.dir, ignore_errors=True)
 
     def _rewrite(self, paths: list[Path]) -> dict[Path, str]:
-        result = rewrite_api.rewrite_api(self.dir, paths, self.table.sites, self.config, self.jobs)
+        result = rewrite_api.rewrite_api(self.dir, paths, self.table.sites, self.config, self.jobs, kept=self.kept)
         outcome = self.outcome
         outcome.api_errors += [e for e in result.errors if e not in outcome.api_errors]
         outcome.api_notes += [n for n in result.notes if n not in outcome.api_notes]

@@ -27,7 +27,12 @@ PTHREAD_OPS = {
     "pthread_mutex_lock": "lock",
     "pthread_mutex_unlock": "unlock",
     "pthread_mutex_trylock": "trylock",
+    # a lock with a deadline (it may fail with ETIMEDOUT): never extracted, see region_bounds.py
+    "pthread_mutex_timedlock": "timedlock",
+    "pthread_mutex_clocklock": "timedlock",
 }
+PTHREAD_ARITY = {"pthread_mutex_timedlock": 2, "pthread_mutex_clocklock": 3}  # the others take the mutex only
+TIMED_LOCKS = {name for name, kind in PTHREAD_OPS.items() if kind == "timedlock"}
 _MAX_EXPANSION_DEPTH = 8
 
 
@@ -59,7 +64,7 @@ class Wrapper:
 
 @dataclass(frozen=True)
 class LockOp:
-    kind: str  # lock | unlock | trylock
+    kind: str  # lock | unlock | trylock | timedlock (pthread_mutex_timedlock and _clocklock)
     mutex: str  # a pthread_mutex_t * expression valid where the statement stands
     key: str  # identity of the lock, for pairing a lock with its unlock
     via: str = ""  # macro or wrapper the call was reached through
@@ -143,7 +148,7 @@ def _classify_call(tokens: list[Token], text: str, vocab: Vocabulary, depth: int
         return None
     args = split_args(text[tokens[1].end : tokens[-1].start])
     if name in PTHREAD_OPS:
-        if len(args) != 1:
+        if len(args) != PTHREAD_ARITY.get(name, 1):
             return None
         return LockOp(PTHREAD_OPS[name], args[0], normalize(args[0]))
     if macro is not None:
@@ -211,7 +216,7 @@ def _failure_test(text: str, vocab: Vocabulary, depth: int) -> tuple[LockOp, boo
             return LockOp(op.kind, _unwrapped(pretty(op.mutex)), op.key, macro.name, op.checked, op.wrapper,
                           op.wrapper_expr, op.result), inner[1]
     op = classify(text, vocab, depth)
-    if op is None or op.kind == "trylock":
+    if op is None or op.kind in ("trylock", "timedlock"):
         return None
     return op, True  # the call's value (or `v = CALL`'s): nonzero when it failed
 
@@ -232,7 +237,7 @@ def _classify_assigned(tokens: list[Token], text: str, vocab: Vocabulary, depth:
     if eq < 1 or tokens[eq - 1].kind != "ident" or not all(t.kind == "ident" or t.text == "*" for t in tokens[:eq]):
         return None
     op = classify(text[tokens[eq + 1].start : tokens[-1].end], vocab, depth + 1) if eq + 1 < len(tokens) else None
-    if op is None or op.kind == "trylock":
+    if op is None or op.kind in ("trylock", "timedlock"):
         return None
     result = text[tokens[0].start : tokens[eq].start].strip() + " = 0;"
     return LockOp(op.kind, op.mutex, op.key, op.via, True, op.wrapper, op.wrapper_expr, result)

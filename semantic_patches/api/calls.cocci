@@ -1,12 +1,15 @@
 /// Moves the remaining pthread mutex / condition variable calls onto the rclify runtime: lock,
-/// unlock and trylock calls that were not extracted into critical-section functions ("hybrid"
-/// regions), destroy, and every pthread_cond_* call become their rcl_* equivalent;
+/// unlock, trylock, timedlock and clocklock calls that were not extracted into critical-section
+/// functions ("hybrid" regions), destroy, and every pthread_cond_* call (clockwait included)
+/// become their rcl_* equivalent (same arguments);
 /// pthread_mutex_init(E, A) becomes rcl_mutex_init(E, A, RCL_CONFIG_REF(RCLIFY_LOCK_<id>)) with the
 /// id of E's lock site (rclify/transform/lock_table.py; JSON file named by $RCLIFY_LOCK_SITES; NULL, the
 /// default configuration, when E matches no site).  Calls inside macro bodies are rewritten too.
-/// pthread_mutex_timedlock, pthread_mutex_clocklock and pthread_cond_clockwait have no runtime
-/// equivalent: reported as errors and left as they are.  pthread_mutexattr_* stay (rcl_mutex_init
-/// takes a pthread_mutexattr_t) and are reported.
+/// pthread_mutex_consistent(_np) and pthread_mutex_{get,set}prioceiling have no runtime
+/// equivalent: rclify keeps the locks they are called on as pthread mutexes (rclify/transform/
+/// kept_posix.py hides those calls from this patch); one this patch still sees is reported as an
+/// error and left as it is.  pthread_mutexattr_* stay (rcl_mutex_init takes a
+/// pthread_mutexattr_t) and are reported.
 //
 // Confidence: High
 // Options: --no-includes --in-place; PYTHONPATH=semantic_patches/lib:. ; RCLIFY_LOCK_SITES=sites.json;
@@ -48,7 +51,7 @@ rclify_smpl.emit("mutex_init", p[0], text="pthread_mutex_init(" + ", ".join(args
 // ---- calls with an rcl_* twin ------------------------------------------------------------------
 
 @twin_call@
-identifier fn =~ "^pthread_(mutex_(lock|unlock|trylock|destroy)|cond_(wait|timedwait|signal|broadcast|init|destroy))$";
+identifier fn =~ "^pthread_(mutex_(lock|unlock|trylock|timedlock|clocklock|destroy)|cond_(wait|timedwait|clockwait|signal|broadcast|init|destroy))$";
 expression list es;
 position p;
 @@
@@ -65,7 +68,7 @@ rclify_smpl.emit("call", p[0], name=fn, text=fn + " -> " + coccinelle.rcl, funct
 // ---- no twin: reported ---------------------------------------------------------------------------
 
 @no_twin@
-identifier fn =~ "^pthread_(mutex_(timedlock|clocklock|consistent|getprioceiling|setprioceiling)|cond_clockwait)$";
+identifier fn =~ "^pthread_mutex_(consistent|consistent_np|getprioceiling|setprioceiling)$";
 position p;
 @@
 fn@p(...)

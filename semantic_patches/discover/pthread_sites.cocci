@@ -2,7 +2,8 @@
 /// trylock calls (whatever statement or expression they sit in: `if (pthread_mutex_lock(&m) != 0)`,
 /// `(void)pthread_mutex_unlock(&m);`, `{pthread_mutex_lock(&(t->locks[i]));}`, macro bodies),
 /// init/destroy, cond_* calls, other pthread_mutex_*/pthread_mutexattr_* calls, mutex and cond
-/// definitions (statically initialised or not, file or function scope, arrays) and struct fields.
+/// definitions (statically initialised or not, file or function scope, arrays) and struct fields;
+/// pthread_rwlock_* and pthread_spin_* calls, which rclify does not handle, so that they are reported.
 /// Lock macros and wrapper functions are not this patch's business: rclify/transform/vocabulary.py
 /// infers them (once, with libclang) and rclify/transform/regions.py reads their uses.
 //
@@ -37,6 +38,22 @@ p << pthread_call.p;
 @@
 name, args, _ = rclify_smpl.call_at(p[0].file, int(p[0].line), int(p[0].column))
 rclify_smpl.emit("call", p[0], name=fn, args=args, function=rclify_smpl.function_of(p[0]),
+                 text=fn + "(" + ", ".join(args) + ")")
+
+// ---- rwlocks and spinlocks: rclify does not handle them; counted and listed in the report ----
+
+@other_lock_call@
+identifier fn =~ "^pthread_(rwlock|spin)_[a-z_]+$";
+position p;
+@@
+fn@p(...)
+
+@script:python@
+fn << other_lock_call.fn;
+p << other_lock_call.p;
+@@
+name, args, _ = rclify_smpl.call_at(p[0].file, int(p[0].line), int(p[0].column))
+rclify_smpl.emit("other_lock_call", p[0], name=fn, args=args, function=rclify_smpl.function_of(p[0]),
                  text=fn + "(" + ", ".join(args) + ")")
 
 // ---- definitions ------------------------------------------------------------------------------
