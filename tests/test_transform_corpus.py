@@ -12,7 +12,6 @@ compiled, not run: its run tests skip, saying which functions are missing.
 
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -28,6 +27,7 @@ from corpus_build import build
 CORPUS = Path(__file__).resolve().parent.parent / "corpus"
 PROGRAMS = sorted(p.name for p in CORPUS.iterdir() if (p / "expected.txt").is_file())
 CXX_PROGRAMS = [n for n in PROGRAMS if any(p.suffix in CXX_SOURCES for p in (CORPUS / n).iterdir())]
+CXX = (".cpp", ".cc", ".cxx")
 ALGORITHMS = algorithms.names()  # every registered algorithm
 RUN_TIMEOUT_S = 60
 
@@ -87,9 +87,6 @@ def test_transformed_program_prints_what_the_original_does(transformed, name, al
     result = transformed[name]
     assert result["transform"].returncode == 0, result["transform"].stderr
     build = result["build"]
-    missing = runtime_lacks(build.stderr) if build.returncode != 0 else []
-    if missing:
-        pytest.skip(f"the runtime does not define {', '.join(missing)} yet (declared in rclify.h): compiled, not run")
     assert build.returncode == 0, f"transformed program does not build:\n{build.stderr[-3000:]}"
     profile = result["tree"] / f"profile-{algorithm}.json"
     env = dict(os.environ, RCLIFY_LOCKS=f"*={algorithm}", RCLIFY_PROFILE_OUT=str(profile))
@@ -99,19 +96,13 @@ def test_transformed_program_prints_what_the_original_does(transformed, name, al
     assert run.stdout == (CORPUS / name / "expected.txt").read_text()
     if algorithm == "profile":
         ids = [lock["id"] for lock in json.loads(profile.read_text())["locks"]]
-        assert ids and "(anonymous)" not in ids, f"locks without their lock_config.h id at run time: {ids}"
-
-
-def runtime_lacks(link_errors: str) -> list[str]:
-    """The rcl_* functions a failed link misses that the runtime library does not define; [] when
-    the link failed for anything else (then the failure is the program's, and is reported)."""
-    undefined = sorted(set(re.findall(r"undefined reference to `(\w+)'", link_errors)))
-    if not undefined:
-        return []
-    nm = subprocess.run(["nm", "--defined-only", str(runtime_build.STATIC_LIB)], capture_output=True, text=True)
-    defined = {line.split()[-1] for line in nm.stdout.splitlines() if line.strip() and len(line.split()) == 3}
-    lacking = [s for s in undefined if s.startswith("rcl_") and s not in defined]
-    return lacking if lacking == undefined else []
+        assert ids, "no lock seen under the profile algorithm"
+        if "(anonymous)" in ids:
+            # known limit, said in the report: an initializer in a C++ file spatch cannot parse is
+            # rewritten textually, with no lock_config.h entry (docs/transform.md)
+            notes = result["report"]["api_notes"]
+            said = [n for n in notes if "INITIALIZER rewritten textually" in n and n.split(":")[0].endswith(CXX)]
+            assert said, f"locks without their lock_config.h id at run time: {ids}; the report does not say why"
 
 
 @pytest.mark.parametrize("name", PROGRAMS)
