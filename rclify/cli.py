@@ -8,6 +8,7 @@ Errors a user can meet are RclifyError: shown as one line, exit code 2.
 
 import argparse
 import importlib
+import os
 import sys
 
 from rclify import __version__
@@ -51,3 +52,8 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(f"rclify {args.command}: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # stdout's reader stopped (`rclify transform . | head`): no traceback, and none at exit
+        # either, when Python flushes stdout again (the recipe of Python's signal documentation)
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1

@@ -120,3 +120,13 @@ def test_jobs_must_be_a_positive_integer(tree, command, jobs):
     assert proc.stderr.strip().splitlines()[-1].startswith(f"rclify {command}: error: argument -j/--jobs: ")
     assert jobs in proc.stderr.splitlines()[-1] and "Traceback" not in proc.stderr
     assert snapshot(tree) == before
+
+
+def test_output_into_a_reader_that_stops_is_no_traceback(tmp_path):
+    """`rclify transform --dry-run TREE | head -1`: the diff is longer than one line."""
+    tree = tmp_path / "tree"
+    shutil.copytree(CORPUS / "line_numbers_preserved", tree)
+    proc = subprocess.run(f"{sys.executable} -m rclify transform {tree} --dry-run -q | head -1",
+                          shell=True, capture_output=True, text=True, timeout=300)
+    assert proc.stdout.startswith("--- a/lines.c")
+    assert "Traceback" not in proc.stderr, proc.stderr
