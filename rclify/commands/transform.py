@@ -38,8 +38,8 @@ def run(args) -> int:
     hybrid = ", ".join(f"{reason} {n}" for reason, n in s["hybrid"].items()) or "none"
     verb = "would change" if args.dry_run else "changed"
     print(f"rclify transform: {s['files']} files, {verb} {s['files_changed']}; "
-          f"{s['regions']} regions: {s['extracted']} extracted ({s['extracted_thread_bound']} use thread-local "
-          f"state and run on their own thread), {s['regions'] - s['extracted']} hybrid "
+          f"{s['regions']} regions: {s['extracted']} extracted ({s['extracted_thread_bound']} on their caller's "
+          f"thread: thread-local state not ruled out), {s['regions'] - s['extracted']} hybrid "
           f"({hybrid}); {s['locks']} locks")
     if s["wrappers"]:
         print(f"  lock wrappers: {', '.join(s['wrappers'])}")

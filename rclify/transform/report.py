@@ -27,6 +27,7 @@ class Outcome:
     api_errors: list[str] = field(default_factory=list)  # calls the runtime has no equivalent for
     api_notes: list[str] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
+    unused_overrides: list[str] = field(default_factory=list)  # lock_config.h sections that name none
     files_scanned: int = 0
     already_transformed: bool = False
 
@@ -60,6 +61,7 @@ def report_json(outcome: Outcome) -> dict:
         "stubbed_headers": outcome.stubbed_headers,
         "api_errors": outcome.api_errors,
         "api_notes": outcome.api_notes,
+        "section_overrides_unused": outcome.unused_overrides,
         "timings": outcome.timings,
     }
 
@@ -72,10 +74,17 @@ def region_record(rel: str, region: Region, renderer: FileRenderer) -> dict:
     }
     if region.extractable:
         extraction = next(e for e in renderer.extractions if e.region is region)
+        placement = extraction.placement
         record |= {"status": "extracted", "function_extracted": extraction.fn_name,
-                   "runs_on_caller_thread": extraction.local,
+                   "runs_on_caller_thread": placement.local,
+                   # what the analysis found (also when lock_config.h overrules it)
+                   "thread_bound_because": placement.because,
                    "exits": len(region.exits), "context": [c.name for c in extraction.captures],
                    "hoisted": extraction.hoisted}
+        if placement.override is not None:
+            record["placement_override"] = {
+                "runs": "on-server" if placement.override.on_server else "on-caller",
+                "reason": placement.override.reason, "section": placement.override.section}
     else:
         reason, line = region.problems[0]
         record |= {"status": "hybrid", "reason": str(reason), "reason_line": line, "why": REASONS[reason],
@@ -96,5 +105,5 @@ def print_diff(root: Path, outcome: Outcome, config_path: Path) -> None:
     old = config_path.read_text() if config_path.exists() else ""
     name = os.path.relpath(config_path, root)
     sys.stdout.writelines(difflib.unified_diff(
-        old.splitlines(keepends=True), lock_config.render(outcome.locks).splitlines(keepends=True),
+        old.splitlines(keepends=True), lock_config.render(outcome.locks, lock_config.read_sections(config_path)).splitlines(keepends=True),
         f"a/{name}", f"b/{name}"))

@@ -21,17 +21,20 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import clang.cindex as ci
+
 from rclify import lock_config
 from rclify.ctext import spatch
 from rclify.errors import UsageError
 from rclify.progress import Progress
 from rclify.transform import apply as apply_step
-from rclify.transform.analyse import Analysis, analyse, regions_of
+from rclify.transform.analyse import Analysis, analyse, complete_call_graph, regions_of
 from rclify.transform.discover import discover
 from rclify.transform.lock_table import LockTable, build_lock_table
+from rclify.transform.regions import Region
 from rclify.transform.render import FileRenderer
 from rclify.transform.report import Outcome, print_diff, region_record, report_json
-from rclify.transform.thread_state import thread_bound_functions
+from rclify.transform.thread_state import ThreadState
 from rclify.transform.verify import Staging
 
 SOURCE_SUFFIXES = (".c", ".h")
@@ -75,8 +78,15 @@ def run(options: Options) -> Outcome:
         analysis = analyse(root, files, [f"-I{root}", *defines], options.jobs, progress)
     _record_analysis(analysis, outcome, progress)
 
+    overrides = {o.section: o for o in lock_config.read_sections(config_path)}
     with _timed(outcome, "extract_s"):
-        rendered = _extract(root, analysis, outcome)
+        regions = {path: [r for fr in regions_of(parsed, analysis.vocab) for r in fr.regions]
+                   for path, parsed in analysis.parsed.items()}
+    with _timed(outcome, "thread_state_s"):
+        roots = {callee for rs in regions.values() for r in rs if r.extractable for callee in _callees(r)}
+        state = complete_call_graph(root, files, analysis, roots, options.jobs, progress)
+    with _timed(outcome, "extract_s"):
+        rendered = _extract(root, analysis, regions, outcome, state, overrides)
     progress(f"extracted {sum(r['status'] == 'extracted' for r in outcome.regions)} of "
              f"{len(outcome.regions)} regions ({outcome.timings['extract_s']:.1f}s)")
 
@@ -107,7 +117,8 @@ class _timed:
         self.started = time.monotonic()
 
     def __exit__(self, *exc):
-        self.outcome.timings[self.key] = time.monotonic() - self.started
+        timings = self.outcome.timings
+        timings[self.key] = timings.get(self.key, 0.0) + time.monotonic() - self.started
 
 
 def _prepare_tree(options: Options) -> Path:
@@ -159,13 +170,17 @@ def _record_analysis(analysis: Analysis, outcome: Outcome, progress: Progress) -
     ]
 
 
-def _extract(root: Path, analysis: Analysis, outcome: Outcome) -> dict[Path, str]:
+def _callees(region: Region) -> set[str]:
+    return {n.spelling for n in region.home.walk_preorder()
+            if n.kind == ci.CursorKind.CALL_EXPR and region.lock_end <= n.extent.start.offset < region.body_end}
+
+
+def _extract(root: Path, analysis: Analysis, regions: dict[Path, list[Region]], outcome: Outcome,
+             state: ThreadState, overrides: dict[str, lock_config.SectionOverride]) -> dict[Path, str]:
     """Plans and renders every file's regions; returns {path: new text} of the files that change."""
     renderers = {}
-    bound = thread_bound_functions(list(analysis.parsed.values()))
     for path, parsed in analysis.parsed.items():
-        regions = [r for fr in regions_of(parsed, analysis.vocab) for r in fr.regions]
-        renderer = FileRenderer(parsed, regions, bound)
+        renderer = FileRenderer(parsed, regions[path], state, overrides)
         renderer.plan()
         renderers[path] = renderer
     used = {}
@@ -179,6 +194,8 @@ def _extract(root: Path, analysis: Analysis, outcome: Outcome) -> dict[Path, str
         if text is not None:
             rendered[path] = text
         outcome.regions.extend(region_record(rel, r, renderer) for r in renderer.regions)
+    overridden = {r["placement_override"]["section"] for r in outcome.regions if "placement_override" in r}
+    outcome.unused_overrides = sorted(set(overrides) - overridden)
     return rendered
 
 
