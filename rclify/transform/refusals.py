@@ -33,6 +33,7 @@ class Reason(StrEnum):
     HOIST_NOT_SIMPLE = "hoist-not-simple"
     PREPROCESSOR_CONDITIONAL = "preprocessor-conditional"
     TRYLOCK = "trylock"
+    SECTION_IN_MACRO = "section-in-macro"
 
 
 WHY = {
@@ -59,6 +60,8 @@ WHY = {
     Reason.HOIST_NOT_SIMPLE: "a variable declared in the region and used after it has a declaration that cannot be split",
     Reason.PREPROCESSOR_CONDITIONAL: "an #if/#endif pair is split by the region's boundaries",
     Reason.TRYLOCK: "trylock regions are run in hybrid mode",
+    Reason.SECTION_IN_MACRO: "the section is inside a macro invocation that takes and releases the lock itself "
+                             "(WITH_LOCK(m, x++), STAT_INCR(ctx, n, 1)): it cannot be moved without rewriting the macro",
 }
 
 REASONS = {reason.value: WHY[reason] for reason in Reason}  # key -> sentence, as the report shows
