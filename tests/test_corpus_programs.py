@@ -25,6 +25,7 @@ REASONS = {
     "va_list",
     "computed-goto",
     "label-targeted-from-outside",
+    "section-in-macro",
 }
 EXPECT_RE = re.compile(r"^expect: (extract|hybrid (\S+))$")
 

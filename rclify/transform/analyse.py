@@ -4,7 +4,8 @@ Two passes, because a wrapper defined in one file (thread.c's item_lock) is used
   1. the files that lock are parsed and their macros and wrappers added to the vocabulary, to a
      fixpoint (a file that locks only through the program's wrappers is found as they are);
   2. regions_of(): every function's regions, read with that vocabulary.
-complete_call_graph() then parses the other C files that define functions the locking files
+Headers that define functions which lock are seen through the first C file that includes them
+(headers.py).  complete_call_graph() then parses the other C files that define functions the locking files
 call, for the thread-local state analysis (thread_state.py) only.
 """
 
@@ -19,6 +20,7 @@ import clang.cindex as ci
 from rclify.ctext import cparse
 from rclify.ctext.cparse import ParsedFile
 from rclify.errors import ParseError
+from rclify.transform.headers import header_views, includes_locking_header
 from rclify.transform.region_bounds import find_regions
 from rclify.transform.regions import Region
 from rclify.transform.thread_state import ThreadState, defines_any
@@ -33,6 +35,7 @@ class Analysis:
     vocab: Vocabulary = field(default_factory=Vocabulary)
     failures: dict[str, str] = field(default_factory=dict)  # relative path -> libclang's error
     stubbed_headers: list[str] = field(default_factory=list)  # not found, parsed as empty
+    headers: dict[Path, ParsedFile] = field(default_factory=dict)  # headers with functions that lock
     call_graph_only: dict[Path, ParsedFile] = field(default_factory=dict)  # parsed for their functions
     flags: list[str] = field(default_factory=list)
     stub_dir: Path | None = None
@@ -76,7 +79,9 @@ def analyse(root: Path, files: list[Path], flags: list[str], jobs: int,
     """Parses the C files that lock (files spatch could not parse too: they are reported)."""
     result = Analysis(flags=flags, stub_dir=Path(tempfile.mkdtemp(prefix="rclify-stubs-")))
     candidates = [f for f in files if f.suffix == ".c"]
-    todo = [f for f in candidates if _mentions(f, {"pthread_mutex"})]
+    lock_names = {"pthread_mutex_lock", "pthread_mutex_unlock", "pthread_mutex_trylock"}
+    with_header = includes_locking_header(files, lock_names)  # functions of headers lock too
+    todo = [f for f in candidates if _mentions(f, {"pthread_mutex"}) or with_header(f)]
     while todo:
         result.parse_all(root, todo, jobs, progress)
         for add in (add_macros, add_wrappers):  # every file's macros before any file's wrappers
@@ -87,6 +92,7 @@ def analyse(root: Path, files: list[Path], flags: list[str], jobs: int,
         todo = [f for f in candidates if f not in result.parsed and _mentions(f, names)]
     for parsed in result.parsed.values():
         result.stubbed_headers.extend(h for h in parsed.stubbed if h not in result.stubbed_headers)
+    result.headers = header_views(result.parsed, root, result.vocab.names())
     return result
 
 

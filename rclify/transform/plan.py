@@ -224,6 +224,7 @@ def _capture(parsed: ParsedFile, region: Region, name: str, cursor: ci.Cursor, b
     guards = guards_at(parsed.data, cursor.extent.start.offset)
     if guards is None:
         raise Refusal(Reason.CONDITIONAL_DECLARATION)
+    guards = [g for g in guards if g != parsed.guard_line]  # a header's include guard is no condition
     if by_value:
         return Capture(name, declarator(spelling, name), name, f"rclify_ctx->{name}", guards)
     return Capture(name, declarator(spelling, f"(*{name})"), f"&{name}", f"(*rclify_ctx->{name})", guards)

@@ -34,6 +34,7 @@ class Reason(StrEnum):
     PREPROCESSOR_CONDITIONAL = "preprocessor-conditional"
     TRYLOCK = "trylock"
     SECTION_IN_MACRO = "section-in-macro"
+    IN_HEADER = "in-header"
 
 
 WHY = {
@@ -62,6 +63,8 @@ WHY = {
     Reason.TRYLOCK: "trylock regions are run in hybrid mode",
     Reason.SECTION_IN_MACRO: "the section is inside a macro invocation that takes and releases the lock itself "
                              "(WITH_LOCK(m, x++), STAT_INCR(ctx, n, 1)): it cannot be moved without rewriting the macro",
+    Reason.IN_HEADER: "the region is in a function of a header that cannot take generated code safely: the header "
+                      "has no include guard, or the lock is taken through a wrapper function",
 }
 
 REASONS = {reason.value: WHY[reason] for reason in Reason}  # key -> sentence, as the report shows

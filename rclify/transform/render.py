@@ -164,7 +164,7 @@ class FileRenderer:
             function=fn_name, file=self.parsed.path.name, line=region.line,
             mutex_text=region.lock.mutex, ctx_type=extraction.ctx_type, captures=captures,
             fn_name=extraction.fn_name, body=body.rstrip(), body_line=self._line(region.lock_end),
-            trylock=region.is_trylock,
+            trylock=region.is_trylock, storage="static inline" if self.parsed.guard_line is not None else "static",
         )
         exits = [{"flag": e.flag, "tail": self._tail_text(e), "line": self._line(e.tail_start)}
                  for e in region.exits]

@@ -27,7 +27,8 @@ from rclify import lock_config
 from rclify.ctext import spatch
 from rclify.errors import UsageError
 from rclify.progress import Progress
-from rclify.transform import apply as apply_step
+from rclify.ctext.cparse import ParsedFile
+from rclify.transform import apply as apply_step, headers
 from rclify.transform.analyse import Analysis, analyse, complete_call_graph, regions_of
 from rclify.transform.discover import discover
 from rclify.transform.lock_table import LockTable, build_lock_table
@@ -80,13 +81,16 @@ def run(options: Options) -> Outcome:
 
     overrides = {o.section: o for o in lock_config.read_sections(config_path)}
     with _timed(outcome, "extract_s"):
+        sources = {**analysis.parsed, **analysis.headers}
         regions = {path: [r for fr in regions_of(parsed, analysis.vocab) for r in fr.regions]
-                   for path, parsed in analysis.parsed.items()}
+                   for path, parsed in sources.items()}
+        for path, view in analysis.headers.items():
+            headers.refuse_unsafe(view, regions[path])
     with _timed(outcome, "thread_state_s"):
         roots = {callee for rs in regions.values() for r in rs if r.extractable for callee in _callees(r)}
         state = complete_call_graph(root, files, analysis, roots, options.jobs, progress)
     with _timed(outcome, "extract_s"):
-        rendered = _extract(root, analysis, regions, outcome, state, overrides)
+        rendered = _extract(root, sources, analysis, regions, outcome, state, overrides)
     progress(f"extracted {sum(r['status'] == 'extracted' for r in outcome.regions)} of "
              f"{len(outcome.regions)} regions ({outcome.timings['extract_s']:.1f}s)")
 
@@ -175,11 +179,13 @@ def _callees(region: Region) -> set[str]:
             if n.kind == ci.CursorKind.CALL_EXPR and region.lock_end <= n.extent.start.offset < region.body_end}
 
 
-def _extract(root: Path, analysis: Analysis, regions: dict[Path, list[Region]], outcome: Outcome,
-             state: ThreadState, overrides: dict[str, lock_config.SectionOverride]) -> dict[Path, str]:
-    """Plans and renders every file's regions; returns {path: new text} of the files that change."""
+def _extract(root: Path, sources: dict[Path, ParsedFile], analysis: Analysis, regions: dict[Path, list[Region]],
+             outcome: Outcome, state: ThreadState,
+             overrides: dict[str, lock_config.SectionOverride]) -> dict[Path, str]:
+    """Plans and renders every file's regions (the C files', the headers'); returns {path: new
+    text} of the files that change."""
     renderers = {}
-    for path, parsed in analysis.parsed.items():
+    for path, parsed in sources.items():
         renderer = FileRenderer(parsed, regions[path], state, overrides)
         renderer.plan()
         renderers[path] = renderer
