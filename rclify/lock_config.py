@@ -117,11 +117,11 @@ def parse_sections(text: str, source: str = "lock_config.h") -> list[SectionOver
 
 
 def read_sections(path: Path) -> list[SectionOverride]:
-    """The section overrides of an existing lock_config.h ([] when there is none)."""
-    try:
-        return parse_sections(path.read_text(), str(path))
-    except FileNotFoundError:
+    """The section overrides of an existing lock_config.h ([] when there is none, or when it is
+    not a regular file: reading a FIFO or /dev/stdout would block or consume it)."""
+    if not path.is_file():
         return []
+    return parse_sections(path.read_text(), str(path))
 
 
 def parse(text: str, source: str = "lock_config.h") -> list[LockEntry]:
