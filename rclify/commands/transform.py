@@ -41,6 +41,11 @@ def run(args) -> int:
           f"{s['regions']} regions: {s['extracted']} extracted ({s['extracted_thread_bound']} on their caller's "
           f"thread: thread-local state not ruled out), {s['regions'] - s['extracted']} hybrid "
           f"({hybrid}); {s['locks']} locks")
+    cs = s["call_sites"]
+    alone = ", ".join(f"{reason} {n}" for reason, n in cs["left_alone"].items())
+    print(f"  lock call sites: {cs['found']} seen: {cs['in_extracted_regions']} in extracted regions, "
+          f"{cs['in_hybrid_regions']} in hybrid regions, {sum(cs['left_alone'].values())} left alone"
+          + (f" ({alone})" if alone else ""))
     if s["wrappers"]:
         print(f"  lock wrappers: {', '.join(s['wrappers'])}")
     for rel, error in sorted(outcome.failures.items()):

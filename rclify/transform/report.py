@@ -9,6 +9,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rclify import __version__, lock_config
+from rclify.transform import call_sites
+from rclify.transform.call_sites import CallSite
 from rclify.transform.refusals import REASONS
 from rclify.transform.regions import Region
 from rclify.transform.render import FileRenderer
@@ -28,6 +30,7 @@ class Outcome:
     api_notes: list[str] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
     unused_overrides: list[str] = field(default_factory=list)  # lock_config.h sections that name none
+    call_sites: list[CallSite] = field(default_factory=list)  # every lock/unlock/trylock call seen
     files_scanned: int = 0
     already_transformed: bool = False
 
@@ -41,6 +44,7 @@ class Outcome:
             "extracted": len(extracted),
             "extracted_thread_bound": sum(bool(r.get("runs_on_caller_thread")) for r in extracted),
             "hybrid": dict(sorted(hybrid.items())),
+            "call_sites": call_sites.summary(self.call_sites, self.regions),
             "locks": len(self.locks),
             "wrappers": [w["name"] for w in self.wrappers],
             "parse_failures": len(self.failures),
@@ -54,6 +58,8 @@ def report_json(outcome: Outcome) -> dict:
         "root": str(outcome.root),
         "summary": outcome.summary(),
         "regions": outcome.regions,
+        "call_sites": [s.record(outcome.regions) for s in outcome.call_sites],
+        "left_alone_reasons": call_sites.LEFT_ALONE,
         "locks": [vars(e) | {"macro": e.macro} for e in outcome.locks],
         "wrappers": outcome.wrappers,
         "parse_failures": outcome.failures,

@@ -28,9 +28,9 @@ from rclify.ctext import spatch
 from rclify.errors import UsageError
 from rclify.progress import Progress
 from rclify.ctext.cparse import ParsedFile
-from rclify.transform import apply as apply_step, headers
+from rclify.transform import apply as apply_step, call_sites, headers
 from rclify.transform.analyse import Analysis, analyse, complete_call_graph, regions_of
-from rclify.transform.discover import discover
+from rclify.transform.discover import Discovery, discover
 from rclify.transform.lock_table import LockTable, build_lock_table
 from rclify.transform.regions import Region
 from rclify.transform.render import FileRenderer
@@ -90,7 +90,8 @@ def run(options: Options) -> Outcome:
         roots = {callee for rs in regions.values() for r in rs if r.extractable for callee in _callees(r)}
         state = complete_call_graph(root, files, analysis, roots, options.jobs, progress)
     with _timed(outcome, "extract_s"):
-        rendered = _extract(root, sources, analysis, regions, outcome, state, overrides)
+        rendered, index = _extract(root, sources, analysis, regions, outcome, state, overrides)
+        _call_sites(root, sources, analysis, regions, index, discovery, outcome)
     progress(f"extracted {sum(r['status'] == 'extracted' for r in outcome.regions)} of "
              f"{len(outcome.regions)} regions ({outcome.timings['extract_s']:.1f}s)")
 
@@ -181,9 +182,9 @@ def _callees(region: Region) -> set[str]:
 
 def _extract(root: Path, sources: dict[Path, ParsedFile], analysis: Analysis, regions: dict[Path, list[Region]],
              outcome: Outcome, state: ThreadState,
-             overrides: dict[str, lock_config.SectionOverride]) -> dict[Path, str]:
+             overrides: dict[str, lock_config.SectionOverride]) -> tuple[dict[Path, str], dict[int, int]]:
     """Plans and renders every file's regions (the C files', the headers'); returns {path: new
-    text} of the files that change."""
+    text} of the files that change, and {id(region): its position in outcome.regions}."""
     renderers = {}
     for path, parsed in sources.items():
         renderer = FileRenderer(parsed, regions[path], state, overrides)
@@ -193,16 +194,29 @@ def _extract(root: Path, sources: dict[Path, ParsedFile], analysis: Analysis, re
     for renderer in renderers.values():
         used.update(renderer.accessors_used)
     wrappers = analysis.vocab.wrappers.values()
-    rendered = {}
+    rendered, index = {}, {}
     for path, renderer in renderers.items():
         rel = str(path.relative_to(root))
         text = renderer.render([w for w in wrappers if w.file == rel], [w for w in used.values() if w.file == rel])
         if text is not None:
             rendered[path] = text
+        index.update({id(r): len(outcome.regions) + i for i, r in enumerate(renderer.regions)})
         outcome.regions.extend(region_record(rel, r, renderer) for r in renderer.regions)
     overridden = {r["placement_override"]["section"] for r in outcome.regions if "placement_override" in r}
     outcome.unused_overrides = sorted(set(overrides) - overridden)
-    return rendered
+    return rendered, index
+
+
+def _call_sites(root: Path, sources: dict[Path, ParsedFile], analysis: Analysis, regions: dict[Path, list[Region]],
+                index: dict[int, int], discovery: Discovery, outcome: Outcome) -> None:
+    """Every lock/unlock/trylock call site seen, each in a region or left alone with a reason."""
+    rel = {path: str(path.relative_to(root)) for path in sources}
+    analysed = [site for path, parsed in sources.items()
+                for site in call_sites.analysed_sites(parsed, rel[path], analysis.vocab)]
+    sites = call_sites.merge(analysed, discovery.of_kind(*call_sites.KINDS))
+    call_sites.attribute(sites, {rel[p]: rs for p, rs in regions.items()}, index, analysis.vocab, root,
+                         set(rel.values()), analysis.failures)
+    outcome.call_sites = sites
 
 
 def _lock_entries(table: LockTable, outcome: Outcome, config_path: Path) -> list[lock_config.LockEntry]:
