@@ -14,10 +14,10 @@ assign.
 Users may also overrule where an extracted section runs (rclify/transform/thread_state.py decides
 it otherwise), one line per section, its reason in a comment on the same line (required):
 
-    #define RCLIFY_SECTION_item_get_1_ON_SERVER /* do_item_get's logger call is off in production */
+    #define RCLIFY_SECTION_stats_prefix_record_get_1_ON_SERVER /* hash points at a pure function */
     #define RCLIFY_SECTION_conn_close_2_ON_CALLER /* calls back into the caller's event base */
 
-`item_get_1` is the section's name without `rclify_cs_` (the report's function_extracted).  These
+`stats_prefix_record_get_1` is the section's name without `rclify_cs_` (the report's function_extracted).  These
 lines are read by the next `rclify transform` (after `rclify revert`, or before the first one)
 and kept when transform or assign rewrite the file (write()).
 """

@@ -120,6 +120,7 @@ def test_lock_config_overrides_a_section_with_its_reason(tmp_path):
     report = tmp_path / "report.json"
     proc = _transform(tree, "--report", str(report))
     assert proc.returncode == 0, proc.stderr
+    assert "lock_config.h overrides sections that do not exist: nowhere_9" in proc.stdout
     data = json.loads(report.read_text())
     regions = {r["line"]: r for r in data["regions"]}
     assert not regions[21]["runs_on_caller_thread"]

@@ -52,6 +52,8 @@ def run(args) -> int:
         print(f"  warning: spatch could not parse all of {rel}: {error}")
     for rel, error in sorted(outcome.unchanged.items()):
         print(f"  left unchanged (its transformed code does not compile): {rel}: {error}")
+    if outcome.unused_overrides:
+        print(f"  warning: lock_config.h overrides sections that do not exist: {', '.join(outcome.unused_overrides)}")
     for error in outcome.api_errors:
         print(f"  not rewritten (no runtime equivalent): {error}")
     for record in outcome.regions:
