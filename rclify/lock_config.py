@@ -10,6 +10,16 @@ Each entry is a macro the transformed code passes to the lock's initializer:
 Users edit the algorithm, server and cpu fields; re-running transform or assign keeps those edits
 (merge()).  The comment lines are regenerated: `description` belongs to transform, `rationale` to
 assign.
+
+Users may also overrule where an extracted section runs (rclify/transform/thread_state.py decides
+it otherwise), one line per section, its reason in a comment on the same line (required):
+
+    #define RCLIFY_SECTION_stats_prefix_record_get_1_ON_SERVER /* hash points at a pure function */
+    #define RCLIFY_SECTION_conn_close_2_ON_CALLER /* calls back into the caller's event base */
+
+`stats_prefix_record_get_1` is the section's name without `rclify_cs_` (the report's function_extracted).  These
+lines are read by the next `rclify transform` (after `rclify revert`, or before the first one)
+and kept when transform or assign rewrite the file (write()).
 """
 
 import re
@@ -28,6 +38,8 @@ _ENTRY = re.compile(
     r"RCL_ALG_(?P<alg>\w+)\s*,\s*(?P<server>-?\d+)\s*,\s*(?P<cpu>-?\d+)\s*\)\s*$"
 )
 _COMMENT = re.compile(r"^/\* (?P<text>.*) \*/$")
+_SECTION = re.compile(r"^#\s*define\s+RCLIFY_SECTION_(?P<name>\w+?)_(?P<where>ON_SERVER|ON_CALLER)\b\s*(?P<rest>.*)$")
+_REASON = re.compile(r"^/\*\s*(?P<reason>.*?)\s*\*/$|^//\s*(?P<line_reason>.*?)\s*$")
 
 
 @dataclass
@@ -53,6 +65,20 @@ class LockEntry:
         return f"RCL_ALG_{self.algorithm.upper()}"
 
 
+@dataclass(frozen=True)
+class SectionOverride:
+    """A user's decision of where one extracted section runs, with the reason they gave."""
+
+    section: str  # rclify_cs_<section> is the extracted function
+    on_server: bool  # ON_SERVER (True) or ON_CALLER (False)
+    reason: str
+
+    @property
+    def line(self) -> str:
+        where = "ON_SERVER" if self.on_server else "ON_CALLER"
+        return f"#define RCLIFY_SECTION_{self.section}_{where} /* {_comment_safe(self.reason)} */"
+
+
 def macro_suffix(lock_id: str) -> str:
     """A C identifier suffix for a lock id: items.c:cache_lock -> items_c_cache_lock."""
     return re.sub(r"_+", "_", re.sub(r"[^A-Za-z0-9_]", "_", lock_id)).strip("_")
@@ -62,11 +88,40 @@ def _comment_safe(text: str) -> str:
     return text.replace("*/", "* /").replace("\n", " ")
 
 
-def render(entries: list[LockEntry]) -> str:
-    """lock_config.h's text (templates/config/lock_config.h.j2), entries sorted by id."""
+def render(entries: list[LockEntry], sections: list[SectionOverride] = ()) -> str:
+    """lock_config.h's text (templates/config/lock_config.h.j2), entries sorted by id, then the
+    section overrides sorted by section."""
     shown = [replace(e, rationale=_comment_safe(e.rationale)) for e in sorted(entries, key=lambda e: e.lock_id)]
     template = templates().get_template("config/lock_config.h.j2")
-    return template.render(guard=GUARD, entries=shown, algorithms=algorithms.load())
+    return template.render(guard=GUARD, entries=shown, algorithms=algorithms.load(),
+                           sections=sorted(sections, key=lambda s: s.section))
+
+
+def parse_sections(text: str, source: str = "lock_config.h") -> list[SectionOverride]:
+    """The section overrides; one without its reason, or named twice, is an error naming the line."""
+    found: dict[str, SectionOverride] = {}
+    for number, raw in enumerate(text.splitlines(), 1):
+        match = _SECTION.match(raw.strip())
+        if not match:
+            continue
+        reason = _REASON.match(match.group("rest").strip())
+        why = (reason.group("reason") or reason.group("line_reason") or "").strip() if reason else ""
+        if not why:
+            raise UsageError(f"{source}:{number}: RCLIFY_SECTION_{match.group('name')}_{match.group('where')} "
+                             "needs its reason in a comment on the same line: /* why */")
+        name = match.group("name")
+        if name in found:
+            raise UsageError(f"{source}:{number}: section {name} is overridden twice")
+        found[name] = SectionOverride(name, match.group("where") == "ON_SERVER", why)
+    return list(found.values())
+
+
+def read_sections(path: Path) -> list[SectionOverride]:
+    """The section overrides of an existing lock_config.h ([] when there is none, or when it is
+    not a regular file: reading a FIFO or /dev/stdout would block or consume it)."""
+    if not path.is_file():
+        return []
+    return parse_sections(path.read_text(), str(path))
 
 
 def parse(text: str, source: str = "lock_config.h") -> list[LockEntry]:
@@ -122,8 +177,9 @@ def merge(generated: list[LockEntry], existing: list[LockEntry]) -> list[LockEnt
 
 
 def write(path: Path, entries: list[LockEntry]) -> None:
-    """Writes atomically (temp file + rename) so an interrupted run never leaves half a file."""
-    atomic_file.write_text(path, render(entries))
+    """Writes atomically (temp file + rename) so an interrupted run never leaves half a file; the
+    section overrides of the file it replaces are kept."""
+    atomic_file.write_text(path, render(entries, read_sections(path)))
 
 
 def validate_override(spec: str) -> str:

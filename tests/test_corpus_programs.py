@@ -30,6 +30,7 @@ REASONS = {
     "c++-source",
     "timedlock",
     "lock-kept-posix",
+    "section-in-macro",
 }
 EXPECT_RE = re.compile(r"^expect: (extract|hybrid (\S+))$")
 

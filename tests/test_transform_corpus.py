@@ -74,8 +74,16 @@ def test_transform_reports_expected_regions(transformed, name):
     assert regions, "no lock region found"
     expect, reason = _expectation(name)
     hybrid = [r for r in regions if r["status"] == "hybrid"]
+    sites = result["report"]["summary"]["call_sites"]
+    assert sites["found"] == len(result["report"]["call_sites"]) > 0
+    assert sites["in_extracted_regions"] + sites["in_hybrid_regions"] + sum(sites["left_alone"].values()) \
+        == sites["found"], sites
     if expect == "extract":
         assert not hybrid, f"regions left hybrid: {hybrid}"
+        # every call site is in an extracted region, but macro bodies and wrapper bodies (counted
+        # where they are used)
+        assert set(sites["left_alone"]) <= {"in-macro-definition", "in-wrapper-function"}, \
+            [s for s in result["report"]["call_sites"] if s["status"] == "left-alone"]
     else:
         reasons = {r["reason"] for r in hybrid} | {x for r in hybrid for x in r["other_reasons"]}
         assert reason in reasons, f"expected a hybrid region for {reason}, got {hybrid}"

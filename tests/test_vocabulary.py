@@ -63,7 +63,11 @@ def test_regions_through_macros_and_wrappers(analysis):
 
 def test_substitution_and_argument_splitting():
     assert substitute("&(m)", ("m",), ["cache_lock"]) == "&((cache_lock))"
-    assert substitute("a ## b", ("a",), ["x"]) is None  # token pasting: not expanded here
+    assert substitute("pthread_mutex_lock(&name##_lock)", ("name",), ["stats"]) == "pthread_mutex_lock(&stats_lock)"
+    assert substitute("a ## b", ("a",), ["x"]) == "xb"  # pasted arguments are not parenthesised
+    assert substitute("f(#x)", ("x",), ['a "b"']) == 'f("a \\"b\\"")'
+    assert substitute("g(x, __VA_ARGS__)", ("x", "..."), ["1", "2", "3"]) == "g((1), 2, 3)"
+    assert substitute("x ##", ("x",), ["a"]) is None
     assert split_args("&t->locks[i, j], f(a, b), \"x, y\"") == ["&t->locks[i, j]", "f(a, b)", "\"x, y\""]
     assert split_args("") == []
     assert call_arguments("g(a, /* , */ b) + 1", 1) == (["a", "/* , */ b"], 15)

@@ -48,12 +48,17 @@ def run(args) -> int:
         verb = "would update" if args.dry_run else "updated"
         files = f"{s['files_changed']} transformed, {verb} {len(outcome.rerun['updated'])} now"
     print(f"rclify transform: {s['files']} files, {files}; "
-          f"{s['regions']} regions: {s['extracted']} extracted ({s['extracted_thread_bound']} use thread-local "
-          f"state and run on their own thread), {s['regions'] - s['extracted']} hybrid "
+          f"{s['regions']} regions: {s['extracted']} extracted ({s['extracted_thread_bound']} on their caller's "
+          f"thread: thread-local state not ruled out), {s['regions'] - s['extracted']} hybrid "
           f"({hybrid}); {s['locks']} locks")
     if outcome.rerun is not None:
         print(f"  {verb}: {', '.join(outcome.rerun['updated']) or 'none'}; edited since the transform, "
               f"edits carried into the originals: {', '.join(outcome.rerun['edits_carried']) or 'none'}")
+    cs = s["call_sites"]
+    alone = ", ".join(f"{reason} {n}" for reason, n in cs["left_alone"].items())
+    print(f"  lock call sites: {cs['found']} seen: {cs['in_extracted_regions']} in extracted regions, "
+          f"{cs['in_hybrid_regions']} in hybrid regions, {sum(cs['left_alone'].values())} left alone"
+          + (f" ({alone})" if alone else ""))
     if s["wrappers"]:
         print(f"  lock wrappers: {', '.join(s['wrappers'])}")
     for rel, error in sorted(outcome.failures.items()):
@@ -69,6 +74,8 @@ def run(args) -> int:
     for k in outcome.kept_posix:
         what = "pthread_mutex_t (its regions hybrid: lock-kept-posix)" if k["kind"] == "mutex" else "pthread_cond_t"
         print(f"  kept a {what}: {k['name']}{' (a struct field)' if k['field'] else ''}: {'; '.join(k['because'])}")
+    if outcome.unused_overrides:
+        print(f"  warning: lock_config.h overrides sections that do not exist: {', '.join(outcome.unused_overrides)}")
     for error in outcome.api_errors:
         print(f"  not rewritten (no runtime equivalent): {error}")
     for record in outcome.regions:

@@ -44,6 +44,9 @@ class ParsedFile:
     stubbed: list[str] = field(default_factory=list)  # headers replaced by empty stubs
     error_lines: set[int] = field(default_factory=set)  # lines of this file with errors
     macro_uses: list[tuple[int, int]] = field(default_factory=list)  # macro invocation ranges here
+    # a header's include guard (its #ifndef line, "" for #pragma once; None: unguarded or not a
+    # header): not a condition, the code under it is compiled whenever the file is
+    guard_line: str | None = None
 
     def text(self, start: int, end: int) -> str:
         return self.data[start:end].decode("utf-8", errors="surrogateescape")
@@ -82,6 +85,19 @@ def parse(path: Path, flags: list[str], stub_dir: Path | None = None, cxx: bool 
             stub.parent.mkdir(parents=True, exist_ok=True)
             stub.touch()
             stubbed.append(name)
+    if own_stubs:  # libclang has read the stubs: nothing refers to the files any more
+        shutil.rmtree(stub_root, ignore_errors=True)
+    return _file_in(tu, path, data, stubbed)
+
+
+def view(parsed: ParsedFile, name: str) -> ParsedFile:
+    """Another file of parsed's translation unit (a header it includes, as libclang names it),
+    seen as a ParsedFile of its own: offsets, errors and macro uses are that file's."""
+    path = Path(name)
+    return _file_in(parsed.tu, path, path.read_bytes(), [])
+
+
+def _file_in(tu: ci.TranslationUnit, path: Path, data: bytes, stubbed: list[str]) -> ParsedFile:
     error_lines = {
         d.location.line
         for d in tu.diagnostics
@@ -93,8 +109,6 @@ def parse(path: Path, flags: list[str], stub_dir: Path | None = None, cxx: bool 
         for c in tu.cursor.get_children()
         if c.kind == ci.CursorKind.MACRO_INSTANTIATION and c.location.file and c.location.file.name == here
     ]
-    if own_stubs:  # libclang has read the stubs: nothing refers to the files any more
-        shutil.rmtree(stub_root, ignore_errors=True)
     return ParsedFile(path, data, tu, stubbed, error_lines, macro_uses)
 
 

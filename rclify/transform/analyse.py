@@ -4,14 +4,17 @@ Two passes, because a wrapper defined in one file (thread.c's item_lock) is used
   1. the files that lock are parsed and their macros and wrappers added to the vocabulary, to a
      fixpoint (a file that locks only through the program's wrappers is found as they are);
   2. regions_of(): every function's regions, read with that vocabulary.
+Headers that define functions which lock are seen through the first C file that includes them
+(headers.py).  complete_call_graph() then parses the other C files that define functions the locking files
+call, for the thread-local state analysis (thread_state.py) only.
 """
 
 import re
+import shutil
+import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-import shutil
-import tempfile
 from typing import Callable
 
 import clang.cindex as ci
@@ -19,8 +22,10 @@ import clang.cindex as ci
 from rclify.ctext import cparse
 from rclify.ctext.cparse import ParsedFile
 from rclify.errors import ParseError
+from rclify.transform.headers import header_views, includes_locking_header
 from rclify.transform.region_bounds import find_regions
 from rclify.transform.regions import Region
+from rclify.transform.thread_state import ThreadState, defines_any
 from rclify.transform.vocabulary import Vocabulary, add_macros, add_wrappers
 
 K = ci.CursorKind
@@ -32,11 +37,36 @@ class Analysis:
     vocab: Vocabulary = field(default_factory=Vocabulary)
     failures: dict[str, str] = field(default_factory=dict)  # relative path -> libclang's error
     stubbed_headers: list[str] = field(default_factory=list)  # not found, parsed as empty
+    headers: dict[Path, ParsedFile] = field(default_factory=dict)  # headers with functions that lock
+    call_graph_only: dict[Path, ParsedFile] = field(default_factory=dict)  # parsed for their functions
+    flags_for: Callable[[Path], list[str]] = lambda path: []  # a file's build flags (build_flags.py)
     stub_dir: Path | None = None  # where the empty stubs are: removed by cleanup()
 
     def cleanup(self) -> None:
         if self.stub_dir is not None:
             shutil.rmtree(self.stub_dir, ignore_errors=True)
+
+    def parse_all(self, root: Path, paths: list[Path], jobs: int, progress: Callable[[str], None],
+                  into: dict[Path, ParsedFile] | None = None) -> None:
+        """Parses paths in parallel into `into` (default: parsed); failures are recorded."""
+        into = self.parsed if into is None else into
+        stub_dir = self.stub_dir
+
+        def parse_one(path: Path):
+            try:
+                return path, cparse.parse(path, self.flags_for(path), stub_dir)
+            except ParseError as err:
+                return path, err
+
+        with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+            for i, (path, parsed) in enumerate(pool.map(parse_one, paths), 1):
+                if isinstance(parsed, ParseError):
+                    if into is self.parsed:  # a file read for the call graph only is not reported
+                        self.failures[str(path.relative_to(root))] = str(parsed)
+                    continue
+                into[path] = parsed
+                if i % 10 == 0 or i == len(paths):
+                    progress(f"libclang: parsed {i}/{len(paths)} files")
 
 
 @dataclass
@@ -53,29 +83,14 @@ def _mentions(path: Path, names: set[str]) -> bool:
 def analyse(root: Path, files: list[Path], flags_for: Callable[[Path], list[str]], jobs: int,
             progress: Callable[[str], None]) -> Analysis:
     """Parses the C files that lock (files spatch could not parse too: they are reported)."""
-    result = Analysis()
+    result = Analysis(flags_for=flags_for, stub_dir=Path(tempfile.mkdtemp(prefix="rclify-stubs-")))
     candidates = [f for f in files if f.suffix == ".c"]
-    stub_dir = result.stub_dir = Path(tempfile.mkdtemp(prefix="rclify-stubs-"))
-
-    def parse_one(path: Path):
-        try:
-            return path, cparse.parse(path, flags_for(path), stub_dir)
-        except ParseError as err:
-            return path, err
-
-    def parse_all(paths):
-        with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-            for i, (path, parsed) in enumerate(pool.map(parse_one, paths), 1):
-                if isinstance(parsed, ParseError):
-                    result.failures[str(path.relative_to(root))] = str(parsed)
-                    continue
-                result.parsed[path] = parsed
-                if i % 10 == 0 or i == len(paths):
-                    progress(f"libclang: parsed {i}/{len(paths)} files")
-
-    todo = _seed(files)
+    lock_names = {"pthread_mutex_lock", "pthread_mutex_unlock", "pthread_mutex_trylock"}
+    with_header = includes_locking_header(files, lock_names)  # functions of headers lock too
+    seeds = set(_seed(files))  # lock macros of headers
+    todo = [f for f in candidates if f in seeds or with_header(f)]
     while todo:
-        parse_all(todo)
+        result.parse_all(root, todo, jobs, progress)
         for add in (add_macros, add_wrappers):  # every file's macros before any file's wrappers
             for path in todo:
                 if path in result.parsed:
@@ -84,28 +99,35 @@ def analyse(root: Path, files: list[Path], flags_for: Callable[[Path], list[str]
         todo = [f for f in candidates if f not in result.parsed and _mentions(f, names)]
     for parsed in result.parsed.values():
         result.stubbed_headers.extend(h for h in parsed.stubbed if h not in result.stubbed_headers)
+    result.headers = header_views(result.parsed, root, result.vocab.names())
     return result
 
 
-_QUOTED_INCLUDE = re.compile(rb'^[ \t]*#[ \t]*include[ \t]*"([^"]+)"', re.M)
+_MAX_CALL_GRAPH_ROUNDS = 4
 
 
-def _seed(files: list[Path]) -> list[Path]:
-    """The C files to parse first: those naming the pthread mutex API, and those including (through
-    any chain of the tree's headers) a header that does, where lock macros are usually defined
-    (libmicrohttpd's mhd_locks.h, reached through internal.h).  The fixpoint finds the rest."""
-    texts = {f: f.read_bytes() for f in files}
-    locking = {f.name for f in files if f.suffix != ".c" and b"pthread_mutex" in texts[f]}
-    includes = {f: {Path(name.decode(errors="replace")).name for name in _QUOTED_INCLUDE.findall(texts[f])}
-                for f in files}
-    changed = True
-    while changed:  # a header including a locking header is one too
-        changed = False
-        for f in files:
-            if f.suffix != ".c" and f.name not in locking and includes[f] & locking:
-                locking.add(f.name)
-                changed = True
-    return [f for f in files if f.suffix == ".c" and (b"pthread_mutex" in texts[f] or includes[f] & locking)]
+def complete_call_graph(root: Path, files: list[Path], analysis: Analysis, roots: set[str], jobs: int,
+                        progress: Callable[[str], None]) -> ThreadState:
+    """The thread-local state analysis over the locking files and, parsed for it, the tree's C
+    files that define the functions sections reach (declared in the tree's headers, defined
+    elsewhere), to a fixpoint (a few rounds at most).  roots: the functions sections call."""
+    state = ThreadState(root)
+    state.add([*analysis.parsed.values(), *analysis.call_graph_only.values()])
+    candidates = [f for f in files if f.suffix == ".c"]
+    tried: set[str] = set()
+    for _ in range(_MAX_CALL_GRAPH_ROUNDS):
+        names = state.wanted(roots) - tried
+        tried |= names
+        todo = [f for f in candidates if f not in analysis.parsed and f not in analysis.call_graph_only
+                and names and defines_any(f.read_bytes(), names)]
+        if not todo:
+            break
+        progress(f"libclang: {len(todo)} more files, for the functions that sections call")
+        new: dict[Path, ParsedFile] = {}
+        analysis.parse_all(root, todo, jobs, progress, into=new)
+        analysis.call_graph_only.update(new)
+        state.add(list(new.values()))
+    return state
 
 
 def _may_lock(parsed: ParsedFile, fn: ci.Cursor, names: set[bytes]) -> bool:
@@ -128,3 +150,24 @@ def regions_of(parsed: ParsedFile, vocab: Vocabulary) -> list[FunctionRegions]:
         if regions:
             out.append(FunctionRegions(fn, regions))
     return out
+
+
+_QUOTED_INCLUDE = re.compile(rb'^[ \t]*#[ \t]*include[ \t]*"([^"]+)"', re.M)
+
+
+def _seed(files: list[Path]) -> list[Path]:
+    """The C files to parse first: those naming the pthread mutex API, and those including (through
+    any chain of the tree's headers) a header that does, where lock macros are usually defined
+    (libmicrohttpd's mhd_locks.h, reached through internal.h).  The fixpoint finds the rest."""
+    texts = {f: f.read_bytes() for f in files}
+    locking = {f.name for f in files if f.suffix != ".c" and b"pthread_mutex" in texts[f]}
+    includes = {f: {Path(name.decode(errors="replace")).name for name in _QUOTED_INCLUDE.findall(texts[f])}
+                for f in files}
+    changed = True
+    while changed:  # a header including a locking header is one too
+        changed = False
+        for f in files:
+            if f.suffix != ".c" and f.name not in locking and includes[f] & locking:
+                locking.add(f.name)
+                changed = True
+    return [f for f in files if f.suffix == ".c" and (b"pthread_mutex" in texts[f] or includes[f] & locking)]

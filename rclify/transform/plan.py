@@ -5,7 +5,8 @@ Decisions only, no C text generated here (render.py writes it): for a region,
     assigned in the section;
   - captures(): the caller's locals the section uses, by value when they are scalars the section
     only reads, by reference otherwise (writes, address taken, arrays, structs, macro arguments);
-  - runs_on_caller_thread(): whether it uses thread-local state (rcl_execute_local).
+  - runs_on_caller_thread(): whether it may use thread-local state (rcl_execute_local), and why;
+    lock_config.h's per-section overrides (SectionOverride) have the last word.
 A region that cannot be planned raises Refusal with its Reason.
 """
 
@@ -17,9 +18,10 @@ from rclify.ctext.cparse import ParsedFile
 from rclify.ctext.declarator import declarator
 from rclify.ctext.preprocessor import guards_at
 from rclify.ctext.tokens import identifiers_used, tokenize
+from rclify.lock_config import SectionOverride
 from rclify.transform.refusals import Reason, Refusal
 from rclify.transform.regions import Region
-from rclify.transform.thread_state import uses_thread_state
+from rclify.transform.thread_state import ThreadState
 
 K = ci.CursorKind
 T = ci.TypeKind
@@ -156,14 +158,29 @@ def captures(parsed: ParsedFile, decls: Declarations, region: Region, body: str,
     return captures
 
 
-def runs_on_caller_thread(region: Region, thread_bound: set[str]) -> bool:
-    """Does the region use thread-local state, directly or through a function it calls?"""
-    for node in region.home.walk_preorder():
-        if not (region.lock_end <= node.extent.start.offset < region.body_end):
-            continue
-        if uses_thread_state(node) or (node.kind == K.CALL_EXPR and node.spelling in thread_bound):
-            return True
-    return False
+@dataclass
+class Placement:
+    """Where a section runs, and why."""
+
+    local: bool  # on the caller's thread (rcl_execute_local)
+    because: str = ""  # what the analysis found thread-bound ("" when nothing)
+    override: SectionOverride | None = None  # lock_config.h's decision, which wins
+
+
+def runs_on_caller_thread(region: Region, state: ThreadState, section: str,
+                          overrides: dict[str, SectionOverride] | None = None) -> Placement:
+    """Does the section (named `section`, rclify_cs_<section>) run on its caller's thread?  Yes
+    when the analysis cannot show it uses no thread-local state (thread_state.py), unless
+    lock_config.h says otherwise for this section."""
+    tails = [(e.tail_start, e.tail_end) for e in region.exits]
+    nodes = (n for n in region.home.walk_preorder()
+             if region.lock_end <= n.extent.start.offset < region.body_end
+             and not any(s <= n.extent.start.offset < e for s, e in tails))  # tails run in the caller
+    because = state.section_cause(nodes) or ""
+    override = (overrides or {}).get(section)
+    if override is not None:
+        return Placement(not override.on_server, because, override)
+    return Placement(bool(because), because)
 
 
 def _macro_bodies_use_locals(parsed: ParsedFile, region: Region, declared_inside: set[str]) -> bool:
@@ -207,6 +224,7 @@ def _capture(parsed: ParsedFile, region: Region, name: str, cursor: ci.Cursor, b
     guards = guards_at(parsed.data, cursor.extent.start.offset)
     if guards is None:
         raise Refusal(Reason.CONDITIONAL_DECLARATION)
+    guards = [g for g in guards if g != parsed.guard_line]  # a header's include guard is no condition
     if by_value:
         return Capture(name, declarator(spelling, name), name, f"rclify_ctx->{name}", guards)
     return Capture(name, declarator(spelling, f"(*{name})"), f"&{name}", f"(*rclify_ctx->{name})", guards)

@@ -38,6 +38,8 @@ class Reason(StrEnum):
     FILE_LEFT_UNCHANGED = "file-left-unchanged"
     TIMEDLOCK = "timedlock"
     LOCK_KEPT_POSIX = "lock-kept-posix"
+    SECTION_IN_MACRO = "section-in-macro"
+    IN_HEADER = "in-header"
 
 
 WHY = {
@@ -74,6 +76,10 @@ WHY = {
                             "lacks on it (pthread_mutex_consistent, _getprioceiling, _setprioceiling), or its file is "
                             "left unchanged because such a lock could not be kept apart (report: locks_kept_posix, "
                             "files_left_unchanged)",
+    Reason.SECTION_IN_MACRO: "the section is inside a macro invocation that takes and releases the lock itself "
+                             "(WITH_LOCK(m, x++), STAT_INCR(ctx, n, 1)): it cannot be moved without rewriting the macro",
+    Reason.IN_HEADER: "the region is in a function of a header that cannot take generated code safely: the header "
+                      "has no include guard, or the lock is taken through a wrapper function",
 }
 
 REASONS = {reason.value: WHY[reason] for reason in Reason}  # key -> sentence, as the report shows

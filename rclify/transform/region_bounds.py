@@ -13,7 +13,7 @@ from rclify.ctext.preprocessor import splits_conditional
 from rclify.ctext.tokens import identifiers_used, matching_bracket, normalize, tokenize
 from rclify.transform.refusals import Reason
 from rclify.transform.regions import RELEASED, SETJMP, VA, Region, RegionAnalysis, goto_label, may_be_lock, unlabeled
-from rclify.transform.vocabulary import TIMED_LOCKS, LockOp, Vocabulary, classify
+from rclify.transform.vocabulary import TIMED_LOCKS, LockOp, Vocabulary, classify, lock_calls
 
 K = ci.CursorKind
 
@@ -38,6 +38,9 @@ def find_regions(parsed: ParsedFile, function: ci.Cursor, vocab: Vocabulary) -> 
                     trylock = _trylock_region_at(parsed, vocab, function, compound, inner)
                     if trylock is not None:
                         regions.append(trylock)
+                elif (in_macro := _section_in_macro_at(parsed, vocab, function, compound, inner)) is not None:
+                    regions.append(in_macro)
+                    lock_statements.append((start, end))
                 continue
             lock_statements.append((start, end))
             if op.kind == "unlock":
@@ -69,6 +72,24 @@ def _region_at(parsed: ParsedFile, vocab: Vocabulary, function: ci.Cursor, compo
         following = following[1:]
     reason = Reason.LOCK_UNLOCK_IN_DIFFERENT_FUNCTIONS if is_function_body else Reason.UNBALANCED_REGION
     _close(parsed, vocab, region, following, reason)
+    return region
+
+
+def _section_in_macro_at(parsed: ParsedFile, vocab: Vocabulary, function: ci.Cursor, compound: ci.Cursor,
+                         stmt: ci.Cursor) -> Region | None:
+    """`WITH_LOCK(m, x++);`: a statement macro whose expansion locks, runs its argument and
+    unlocks.  The section is inside the invocation's text: a hybrid region, reported."""
+    start, end = stmt_range(parsed, stmt)
+    tokens = tokenize(parsed.text(start, end))
+    if not tokens or tokens[0].text not in vocab.macros:
+        return None
+    ops = lock_calls(parsed.text(start, end), vocab)
+    lock = next((o for i, o in enumerate(ops) if o.kind == "lock"
+                 and any(u.kind == "unlock" and u.key == o.key for u in ops[i + 1:])), None)
+    if lock is None:
+        return None
+    region = Region(parsed, function, compound, lock, start, end, end, end, stmt.extent.start.line)
+    region.problems.append((Reason.SECTION_IN_MACRO, region.line))
     return region
 
 

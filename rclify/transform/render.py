@@ -19,9 +19,11 @@ from rclify.ctext.declarator import declarator
 from rclify.ctext.tokens import rename_identifiers, tokenize
 from rclify.templates import templates
 from rclify.transform import plan
-from rclify.transform.plan import Capture, Declarations, Hoist
+from rclify.lock_config import SectionOverride
+from rclify.transform.plan import Capture, Declarations, Hoist, Placement
 from rclify.transform.refusals import Refusal
 from rclify.transform.regions import Exit, Region
+from rclify.transform.thread_state import ThreadState
 from rclify.transform.vocabulary import Wrapper
 
 _FUNC_NAMES = ("__func__", "__FUNCTION__", "__PRETTY_FUNCTION__")
@@ -35,14 +37,21 @@ class Extraction:
     ctx_type: str
     captures: list[Capture] = field(default_factory=list)
     hoisted: list[str] = field(default_factory=list)
-    local: bool = False  # uses thread-local state: runs on the calling thread (rcl_execute_local)
+    placement: Placement = field(default_factory=lambda: Placement(False))
+
+    @property
+    def local(self) -> bool:
+        """May use thread-local state: runs on the calling thread (rcl_execute_local)."""
+        return self.placement.local
 
 
 class FileRenderer:
-    def __init__(self, parsed: ParsedFile, regions: list[Region], thread_bound: set[str] = frozenset()):
+    def __init__(self, parsed: ParsedFile, regions: list[Region], thread_state: ThreadState | None = None,
+                 overrides: dict[str, SectionOverride] | None = None):
         self.parsed = parsed
         self.regions = regions
-        self.thread_bound = thread_bound  # functions that use thread-local state (thread_state.py)
+        self.thread_state = thread_state or ThreadState()  # what may use thread-local state
+        self.overrides = overrides or {}  # lock_config.h's RCLIFY_SECTION_<name>_ON_SERVER/_ON_CALLER
         self.functions: dict[int, list[str]] = {}  # enclosing function start -> generated C
         self.accessors_used: dict[str, Wrapper] = {}
         self.extractions: list[Extraction] = []
@@ -148,7 +157,8 @@ class FileRenderer:
 
         extraction.captures = captures
         extraction.hoisted = [v.spelling for h in hoists for v in h.variables]
-        extraction.local = plan.runs_on_caller_thread(region, self.thread_bound)
+        extraction.placement = plan.runs_on_caller_thread(region, self.thread_state, f"{fn_name}_{n}",
+                                                          self.overrides)
         if region.lock.wrapper is not None:
             self.accessors_used[region.lock.wrapper.name] = region.lock.wrapper
         indent = _indent_of(self.parsed.data, region.start)
@@ -156,7 +166,7 @@ class FileRenderer:
             function=fn_name, file=self.parsed.path.name, line=region.line,
             mutex_text=region.lock.mutex, ctx_type=extraction.ctx_type, captures=captures,
             fn_name=extraction.fn_name, body=body.rstrip(), body_line=self._line(region.lock_end),
-            trylock=region.is_trylock,
+            trylock=region.is_trylock, storage="static inline" if self.parsed.guard_line is not None else "static",
         )
         exits = [{"flag": e.flag, "tail": self._tail_text(e), "line": self._code_line(e.tail_start)}
                  for e in region.exits]

@@ -10,6 +10,8 @@ from pathlib import Path
 
 from rclify import __version__, lock_config
 from rclify.transform.discover import NOT_HANDLED
+from rclify.transform import call_sites
+from rclify.transform.call_sites import CallSite
 from rclify.transform.refusals import REASONS
 from rclify.transform.regions import Region
 from rclify.transform.render import FileRenderer
@@ -30,6 +32,8 @@ class Outcome:
     not_handled: list[dict] = field(default_factory=list)  # pthread_rwlock_* / pthread_spin_* call sites
     kept_posix: list[dict] = field(default_factory=list)  # locks and conds that stay pthread ones (kept_posix.py)
     timings: dict[str, float] = field(default_factory=dict)
+    unused_overrides: list[str] = field(default_factory=list)  # lock_config.h sections that name none
+    call_sites: list[CallSite] = field(default_factory=list)  # every lock/unlock/trylock call seen
     files_scanned: int = 0
     already_transformed: bool = False
     build_flags: str = ""  # where the analysis's compiler flags came from (build_flags.py)
@@ -45,6 +49,7 @@ class Outcome:
             "extracted": len(extracted),
             "extracted_thread_bound": sum(bool(r.get("runs_on_caller_thread")) for r in extracted),
             "hybrid": dict(sorted(hybrid.items())),
+            "call_sites": call_sites.summary(self.call_sites, self.regions),
             "locks": len(self.locks),
             "wrappers": [w["name"] for w in self.wrappers],
             "parse_failures": len(self.failures),
@@ -61,6 +66,8 @@ def report_json(outcome: Outcome) -> dict:
         "build_flags": outcome.build_flags,
         "summary": outcome.summary(),
         "regions": outcome.regions,
+        "call_sites": [s.record(outcome.regions) for s in outcome.call_sites],
+        "left_alone_reasons": call_sites.LEFT_ALONE,
         "locks": [vars(e) | {"macro": e.macro} for e in outcome.locks],
         "wrappers": outcome.wrappers,
         "parse_failures": outcome.failures,
@@ -70,6 +77,7 @@ def report_json(outcome: Outcome) -> dict:
         "api_notes": outcome.api_notes,
         "not_handled": outcome.not_handled,
         "locks_kept_posix": outcome.kept_posix,
+        "section_overrides_unused": outcome.unused_overrides,
         "timings": outcome.timings,
     } | ({"rerun": outcome.rerun} if outcome.rerun is not None else {})
 
@@ -82,10 +90,17 @@ def region_record(rel: str, region: Region, renderer: FileRenderer) -> dict:
     }
     if region.extractable:
         extraction = next(e for e in renderer.extractions if e.region is region)
+        placement = extraction.placement
         record |= {"status": "extracted", "function_extracted": extraction.fn_name,
-                   "runs_on_caller_thread": extraction.local,
+                   "runs_on_caller_thread": placement.local,
+                   # what the analysis found (also when lock_config.h overrules it)
+                   "thread_bound_because": placement.because,
                    "exits": len(region.exits), "context": [c.name for c in extraction.captures],
                    "hoisted": extraction.hoisted}
+        if placement.override is not None:
+            record["placement_override"] = {
+                "runs": "on-server" if placement.override.on_server else "on-caller",
+                "reason": placement.override.reason, "section": placement.override.section}
     else:
         reason, line = region.problems[0]
         record |= {"status": "hybrid", "reason": str(reason), "reason_line": line, "why": REASONS[reason],
@@ -111,5 +126,5 @@ def print_diff(root: Path, texts: dict[str, str], locks: list[lock_config.LockEn
     old = config_path.read_text() if config_path.exists() else ""
     name = os.path.relpath(config_path, root)
     sys.stdout.writelines(difflib.unified_diff(
-        old.splitlines(keepends=True), lock_config.render(locks).splitlines(keepends=True),
+        old.splitlines(keepends=True), lock_config.render(locks, lock_config.read_sections(config_path)).splitlines(keepends=True),
         f"a/{name}", f"b/{name}"))

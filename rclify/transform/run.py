@@ -22,22 +22,25 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+
+import clang.cindex as ci
 
 from rclify import atomic_file, lock_config
 from rclify.ctext import spatch
+from rclify.ctext.cparse import ParsedFile
 from rclify.errors import UsageError
 from rclify.progress import Progress
-from rclify.transform import apply as apply_step, build_flags
-from rclify.transform.analyse import Analysis, analyse, regions_of
+from rclify.transform import apply as apply_step, build_flags, call_sites, headers
+from rclify.transform.analyse import Analysis, analyse, complete_call_graph, regions_of
 from rclify.transform.cxx import CXX_SUFFIXES, cxx_regions, is_cxx
-from rclify.transform.discover import NOT_HANDLED, discover
+from rclify.transform.discover import NOT_HANDLED, Discovery, discover
 from rclify.transform.kept_posix import KeptPosix, find_kept_posix
 from rclify.transform.lock_table import LockTable, build_lock_table
 from rclify.transform.refusals import Reason
+from rclify.transform.regions import Region
 from rclify.transform.render import FileRenderer
 from rclify.transform.report import Outcome, print_diff, region_record, report_json
-from rclify.transform.thread_state import thread_bound_functions
+from rclify.transform.thread_state import ThreadState
 from rclify.transform.verify import Staging
 
 SOURCE_SUFFIXES = (".c", ".h", *CXX_SUFFIXES)  # C++ files: their API is rewritten, they are compile-checked
@@ -110,12 +113,28 @@ def analyse_tree(root: Path, files: list[Path], config_path: Path, options: Opti
         outcome.kept_posix = [k.record() for k in kept.kept]
         outcome.unchanged.update(kept.unchanged)
 
+        overrides = {o.section: o for o in lock_config.read_sections(config_path)}
         with _timed(outcome, "extract_s"):
-            rendered = _extract(root, analysis, outcome, flags.built, kept)
+            sources = {**analysis.parsed, **analysis.headers}
+            regions = {path: [r for fr in regions_of(parsed, analysis.vocab) for r in fr.regions]
+                       for path, parsed in sources.items()}
+            for path, view in analysis.headers.items():
+                headers.refuse_unsafe(view, regions[path])
+            for path, found in regions.items():
+                if path.suffix == ".c" and not flags.built(path):  # no compile check could verify them
+                    for region in found:
+                        region.problems.insert(0, (Reason.NOT_BUILT, region.line))
+                _refuse_kept(str(path.relative_to(root)), found, kept)
+        with _timed(outcome, "thread_state_s"):
+            roots = {callee for rs in regions.values() for r in rs if r.extractable for callee in _callees(r)}
+            state = complete_call_graph(root, files, analysis, roots, options.jobs, progress)
+        with _timed(outcome, "render_s"):
+            rendered, index = _extract(root, sources, analysis, regions, outcome, state, overrides)
+            _call_sites(root, sources, analysis, regions, index, discovery, outcome)
             outcome.regions += cxx_regions(root, files, flags.for_file, analysis.vocab, options.jobs,
                                            outcome.failures)  # listed, hybrid: c++-source
         progress(f"extracted {sum(r['status'] == 'extracted' for r in outcome.regions)} of "
-                 f"{len(outcome.regions)} regions ({outcome.timings['extract_s']:.1f}s)")
+                 f"{len(outcome.regions)} regions ({outcome.timings['extract_s'] + outcome.timings['render_s']:.1f}s)")
 
         outcome.locks = _lock_entries(table, outcome, config_path, kept.lock_ids |
                                       {s.lock_id for s in table.sites if s.file in kept.unchanged})
@@ -163,7 +182,8 @@ class _timed:
         self.started = time.monotonic()
 
     def __exit__(self, *exc):
-        self.outcome.timings[self.key] = time.monotonic() - self.started
+        timings = self.outcome.timings
+        timings[self.key] = timings.get(self.key, 0.0) + time.monotonic() - self.started
 
 
 def _check_arguments(options: Options) -> None:
@@ -221,33 +241,48 @@ def _record_analysis(analysis: Analysis, outcome: Outcome, progress: Progress) -
     ]
 
 
-def _extract(root: Path, analysis: Analysis, outcome: Outcome, built: Callable[[Path], bool],
-             kept: KeptPosix) -> dict[Path, str]:
-    """Plans and renders every file's regions; returns {path: new text} of the files that change.
-    A file the build does not compile keeps its regions hybrid: no compile check could verify them."""
+def _callees(region: Region) -> set[str]:
+    return {n.spelling for n in region.home.walk_preorder()
+            if n.kind == ci.CursorKind.CALL_EXPR and region.lock_end <= n.extent.start.offset < region.body_end}
+
+
+def _extract(root: Path, sources: dict[Path, ParsedFile], analysis: Analysis, regions: dict[Path, list[Region]],
+             outcome: Outcome, state: ThreadState,
+             overrides: dict[str, lock_config.SectionOverride]) -> tuple[dict[Path, str], dict[int, int]]:
+    """Plans and renders every file's regions (the C files', the headers'); returns {path: new
+    text} of the files that change, and {id(region): its position in outcome.regions}."""
     renderers = {}
-    bound = thread_bound_functions(list(analysis.parsed.values()))
-    for path, parsed in analysis.parsed.items():
-        regions = [r for fr in regions_of(parsed, analysis.vocab) for r in fr.regions]
-        if not built(path):
-            for region in regions:
-                region.problems.insert(0, (Reason.NOT_BUILT, region.line))
-        _refuse_kept(str(path.relative_to(root)), regions, kept)
-        renderer = FileRenderer(parsed, regions, bound)
+    for path, parsed in sources.items():
+        renderer = FileRenderer(parsed, regions[path], state, overrides)
         renderer.plan()
         renderers[path] = renderer
     used = {}
     for renderer in renderers.values():
         used.update(renderer.accessors_used)
     wrappers = analysis.vocab.wrappers.values()
-    rendered = {}
+    rendered, index = {}, {}
     for path, renderer in renderers.items():
         rel = str(path.relative_to(root))
         text = renderer.render([w for w in wrappers if w.file == rel], [w for w in used.values() if w.file == rel])
         if text is not None:
             rendered[path] = text
+        index.update({id(r): len(outcome.regions) + i for i, r in enumerate(renderer.regions)})
         outcome.regions.extend(region_record(rel, r, renderer) for r in renderer.regions)
-    return rendered
+    overridden = {r["placement_override"]["section"] for r in outcome.regions if "placement_override" in r}
+    outcome.unused_overrides = sorted(set(overrides) - overridden)
+    return rendered, index
+
+
+def _call_sites(root: Path, sources: dict[Path, ParsedFile], analysis: Analysis, regions: dict[Path, list[Region]],
+                index: dict[int, int], discovery: Discovery, outcome: Outcome) -> None:
+    """Every lock/unlock/trylock call site seen, each in a region or left alone with a reason."""
+    rel = {path: str(path.relative_to(root)) for path in sources}
+    analysed = [site for path, parsed in sources.items()
+                for site in call_sites.analysed_sites(parsed, rel[path], analysis.vocab)]
+    sites = call_sites.merge(analysed, discovery.of_kind(*call_sites.KINDS))
+    call_sites.attribute(sites, {rel[p]: rs for p, rs in regions.items()}, index, analysis.vocab, root,
+                         set(rel.values()), analysis.failures)
+    outcome.call_sites = sites
 
 
 def _refuse_kept(rel: str, regions: list, kept: KeptPosix) -> None:

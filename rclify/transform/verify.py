@@ -93,7 +93,10 @@ class Staging:
                     changed[rel] = text
                     _write(self.dir / rel, text)
             self.config.write_text(lock_config.render(self.outcome.locks))
-            self._verify(changed, {str(p.relative_to(root)) for p in rendered})
+            self.c_files = [str(p.relative_to(root)) for p in files if p.suffix == ".c"]
+            extracted_in = {str(p.relative_to(root)) for p in rendered}
+            self._verify_headers(changed, extracted_in)
+            self._verify(changed, extracted_in)
             return changed
         finally:
             shutil.rmtree(self.dir, ignore_errors=True)
@@ -107,11 +110,42 @@ class Staging:
             outcome.failures.setdefault(rel, message)
         return result
 
+    def _includers(self, header: str) -> list[str]:
+        """The tree's C files that #include a file named like header (by its base name)."""
+        name = re.escape(Path(header).name)
+        pattern = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"(?:[^"]*/)?' + name + '"', re.M)
+        return [rel for rel in self.c_files if pattern.search(_read(self.dir / rel))]
+
+    def _verify_headers(self, changed: dict[str, str], extracted_in: set[str]) -> None:
+        """A header with extracted sections is checked through every C file that includes it;
+        when one that compiled no longer does, the header gets the API rewrite alone (its
+        regions hybrid, generated-code-does-not-compile)."""
+        for header in sorted(rel for rel in extracted_in if rel in changed and not rel.endswith(".c")):
+            for rel in self._includers(header):
+                ok, error = compiles(self.dir, rel, self.defines)
+                if ok or not compiles(self.root, rel, self.defines)[0]:
+                    continue
+                staged, original = self.dir / header, _read(self.root / header)
+                _write(staged, original)
+                text = self._rewrite([staged]).get(staged) or original
+                if text != original:
+                    changed[header] = text
+                else:
+                    changed.pop(header, None)
+                _write(staged, text)
+                for region in self.outcome.regions:
+                    if region["file"] == header and region["status"] == "extracted":
+                        leave_hybrid(region, Reason.GENERATED_CODE_DOES_NOT_COMPILE, f"{rel}: {error}")
+                self.progress(f"warning: {header}: its extracted code does not compile in {rel} ({error}); "
+                              "regions left hybrid")
+                break
+
     def _verify(self, changed: dict[str, str], extracted_in: set[str]) -> None:
         graph = IncludeGraph(self.root, self.files, self.flags_for(self.root))  # the tree-wide flags
         headers = {rel for rel in changed if is_header(rel)}
-        c_files = sorted(rel for rel in graph.direct if rel.endswith(".c") and (rel in changed or (
-            graph.closure(rel) & headers and _PTHREAD_API.search(_read(self.root / rel)))))  # timedlock...
+        c_files = sorted({rel for rel in graph.direct if rel.endswith(".c") and (rel in changed or (
+            graph.closure(rel) & headers and _PTHREAD_API.search(_read(self.root / rel))))}  # timedlock...
+                         | {rel for h in headers if h in extracted_in for rel in self._includers(h)})
         cxx_files = sorted(rel for rel in graph.direct if is_cxx_source(rel)
                            and (rel in changed or graph.closure(rel) & headers))
         self.progress(f"checking that {len(c_files)} C files and {len(cxx_files)} C++ files whose text or "

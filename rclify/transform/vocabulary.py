@@ -6,6 +6,7 @@ add_macros, add_wrappers) and where a statement's text is read as a lock operati
 A statement is read from its source text (so macro invocations are seen as written):
     pthread_mutex_lock(&m);                      direct call
     LOCK(m);  mutex_lock(&m);                    lock macros, expanded here from their #define
+    LOCKED(stats);                               ... with `##` / `#` (&name##_lock) and __VA_ARGS__
     {pthread_mutex_lock(&(tbl->locks[i]));}      braces left by macro expansion
     do { pthread_mutex_lock(&m); } while (0);
     (void)pthread_mutex_unlock(&m);
@@ -93,19 +94,51 @@ class Vocabulary:
 
 
 def substitute(body: str, params: tuple[str, ...], args: list[str]) -> str | None:
-    """Replaces macro/wrapper parameters by (argument) text; None when it cannot (# or ##)."""
+    """Replaces macro/wrapper parameters by (argument) text, as the preprocessor does: `##`
+    pastes the raw argument (`name##_lock`), `#p` makes it a string, `...` is __VA_ARGS__.
+    None when the arguments do not fit the parameters or a `#` names no parameter."""
+    mapping = _arguments(params, args)
+    if mapping is None:
+        return None
+    tokens = tokenize(body)
+    out, paste = [], False
+    i = 0
+    while i < len(tokens):
+        tok = tokens[i]
+        if i and not paste and tok.text != "##":
+            out.append(body[tokens[i - 1].end : tok.start])  # the spacing as written
+        if tok.text == "##":
+            paste = True
+            i += 1
+            continue
+        pasted = paste or (i + 1 < len(tokens) and tokens[i + 1].text == "##")
+        if tok.text == "#" and params:
+            if i + 1 >= len(tokens) or tokens[i + 1].text not in mapping:
+                return None
+            arg = mapping[tokens[i + 1].text]
+            out.append('"' + arg.replace("\\", "\\\\").replace('"', '\\"') + '"')
+            i += 1
+        elif tok.kind == "ident" and tok.text in mapping:
+            raw = pasted or tok.text == "__VA_ARGS__"
+            out.append(mapping[tok.text] if raw else f"({mapping[tok.text]})")
+        else:
+            out.append(tok.text)
+        paste = False
+        i += 1
+    if paste:
+        return None  # `##` at the end of a body is ill-formed
+    return body[: tokens[0].start] + "".join(out) if tokens else body
+
+
+def _arguments(params: tuple[str, ...], args: list[str]) -> dict[str, str] | None:
+    if params and params[-1] == "...":
+        named = params[:-1]
+        if len(args) < len(named):
+            return None
+        return dict(zip(named, args)) | {"__VA_ARGS__": ", ".join(args[len(named):])}
     if len(params) != len(args):
         return None
-    mapping = dict(zip(params, args))
-    out, pos = [], 0
-    for tok in tokenize(body):
-        if tok.text in ("#", "##"):
-            return None
-        if tok.kind == "ident" and tok.text in mapping:
-            out.append(body[pos : tok.start] + f"({mapping[tok.text]})")
-            pos = tok.end
-    out.append(body[pos:])
-    return "".join(out)
+    return dict(zip(params, args))
 
 
 def classify(text: str, vocab: Vocabulary, depth: int = 0) -> LockOp | None:
@@ -133,6 +166,39 @@ def classify(text: str, vocab: Vocabulary, depth: int = 0) -> LockOp | None:
     if any(t.text == "=" for t in tokens):
         return _classify_assigned(tokens, text, vocab, depth)
     return _classify_call(tokens, text, vocab, depth)
+
+
+def lock_calls(text: str, vocab: Vocabulary, depth: int = 0) -> list[LockOp]:
+    """Every lock operation text performs, in order, seen through the macros it invokes: for a
+    statement classify() does not read as one lock operation (`WITH_LOCK(m, x++);` expands to a
+    lock, the body and an unlock)."""
+    if depth > _MAX_EXPANSION_DEPTH:
+        return []
+    tokens = tokenize(text)
+    names = vocab.names()
+    ops: list[LockOp] = []
+    i = 0
+    while i < len(tokens):
+        tok = tokens[i]
+        if tok.kind != "ident" or tok.text not in names:
+            i += 1
+            continue
+        close = matching_bracket(tokens, i + 1) if i + 1 < len(tokens) and tokens[i + 1].text == "(" else i
+        if close < 0:
+            return ops
+        call = text[tok.start : tokens[close].end]
+        op = classify(call, vocab, depth + 1)
+        macro = vocab.macros.get(tok.text)
+        if op is not None:
+            ops.append(op)
+        elif macro is not None:
+            args = split_args(text[tokens[i + 1].end : tokens[close].start]) if close > i else []
+            body = substitute(macro.body, macro.params, args) if macro.params else macro.body
+            found = lock_calls(body, vocab, depth + 1) if body is not None else []
+            ops += [LockOp(o.kind, pretty(o.mutex), o.key, via=o.via or macro.name, wrapper=o.wrapper,
+                           wrapper_expr=o.wrapper_expr) for o in found]
+        i = close + 1
+    return ops
 
 
 def _classify_call(tokens: list[Token], text: str, vocab: Vocabulary, depth: int) -> LockOp | None:
