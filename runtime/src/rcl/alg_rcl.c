@@ -98,12 +98,12 @@ static __attribute__((noinline)) void wait_long(struct rcl_request *r)
 
 /* Posts a request in this thread's mailbox on s and waits for its completion (Algorithm 2).
  * Inlined into its callers: between a completion and the next request, every instruction of the
- * client is on the round trip.  A section (not a hybrid lock request) takes this thread's errno to
- * the server and brings the one it leaves back, as if it had run here. */
+ * client is on the round trip.  A section (`section`: not a hybrid lock request; a constant in
+ * every caller) takes this thread's errno to the server and brings the one it leaves back, as if
+ * it had run here. */
 static inline __attribute__((always_inline)) int post_and_wait(struct rcl_lock *l, rcl_cs_fn fn, void *ctx,
-                                                               size_t ctx_size, int real_me)
+                                                               size_t ctx_size, int real_me, int section)
 {
-    const int section = fn != RCL_FN_HYBRID_LOCK; /* a constant where post_and_wait is inlined */
     struct rcl_server *s = l->server;
     if (__builtin_expect(!ld_acquire(&s->started), 0)) { /* only in a child after fork() */
         int e = errno;
@@ -247,7 +247,7 @@ static int remote_lock(rcl_mutex_t *m)
         take_local(l, me);
         stat_inc(&l->hybrid_locks, 1);
     } else {
-        post_and_wait(l, RCL_FN_HYBRID_LOCK, NULL, 0, me); /* the server takes it for `me` */
+        post_and_wait(l, RCL_FN_HYBRID_LOCK, NULL, 0, me, 0); /* the server takes it for `me` */
     }
     tls_hybrid_held++;
     return 0;
@@ -476,7 +476,7 @@ static int remote_execute(rcl_mutex_t *m, rcl_cs_fn fn, void *ctx, size_t ctx_si
         st_release(&l->holder, RCL_NONE);
         return ret;
     }
-    return post_and_wait(l, fn, ctx, ctx_size, me);
+    return post_and_wait(l, fn, ctx, ctx_size, me, 1);
 }
 
 /* Algorithm 3. */
@@ -524,7 +524,7 @@ static int remote_reacquire_after_wait(rcl_mutex_t *m)
     if (on_server_of(l))
         take_local(l, me);
     else
-        post_and_wait(l, RCL_FN_HYBRID_LOCK, NULL, 0, me);
+        post_and_wait(l, RCL_FN_HYBRID_LOCK, NULL, 0, me, 0);
     struct rcl_request *r = rcl_tls_request;
     if (!(r && ld_relaxed(&r->lock) == l))
         tls_hybrid_held++;
