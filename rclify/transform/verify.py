@@ -122,8 +122,8 @@ class Staging:
         regions hybrid, generated-code-does-not-compile)."""
         for header in sorted(rel for rel in extracted_in if rel in changed and not rel.endswith(".c")):
             for rel in self._includers(header):
-                ok, error = compiles(self.dir, rel, self.defines)
-                if ok or not compiles(self.root, rel, self.defines)[0]:
+                ok, error = compiles(self.dir, rel, self._staged_flags(rel))
+                if ok or not compiles(self.root, rel, self.flags_for(self.root / rel))[0]:
                     continue
                 staged, original = self.dir / header, _read(self.root / header)
                 _write(staged, original)
