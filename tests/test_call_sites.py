@@ -54,7 +54,7 @@ def test_the_counts_add_up_on_the_shapes_tree(smpl):
     ("shapes.c", 29, "trylock", "not-a-lock-statement"),      # return pthread_mutex_trylock(...)
     ("shapes.c", 48, "lock", "not-a-lock-statement"),         # LOCK_AND_COUNT: locks and counts
     ("shapes.c", 49, "unlock", "unlock-outside-region"),      # ... so its unlock closes nothing
-    ("sub/timed.c", 11, "unlock", "unlock-outside-region"),   # after a timedlock
+    ("sub/timed.c", 12, "unlock", "unlock-outside-region"),   # after `if (timedlock(..) != 0) return`
     ("shapes.c", 43, "lock", "extracted"),                    # LOCK(cache_lock);
     ("shapes.c", 54, "lock", "extracted"),                    # item_lock(hv);
     ("broken.c", 13, "lock", "hybrid"),                       # a function with errors
