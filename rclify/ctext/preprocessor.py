@@ -20,6 +20,14 @@ def logical_lines(text: str):
         yield start + 1, i, joined
 
 
+_QUOTED_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"([^"]+)"', re.M)
+
+
+def quoted_includes(text: str) -> list[str]:
+    """The names of a file's `#include "name"` directives, as written, in every #if branch."""
+    return _QUOTED_INCLUDE.findall(text)
+
+
 def define_around(text: str, line: int) -> str | None:
     """The text of the #define directive covering a 1-based line of text, or None."""
     for first, last, joined in logical_lines(text):

@@ -9,7 +9,6 @@ Headers that define functions which lock are seen through the first C file that 
 call, for the thread-local state analysis (thread_state.py) only.
 """
 
-import re
 import shutil
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
@@ -21,6 +20,7 @@ import clang.cindex as ci
 
 from rclify.ctext import cparse
 from rclify.ctext.cparse import ParsedFile
+from rclify.ctext.preprocessor import quoted_includes
 from rclify.errors import ParseError
 from rclify.transform.headers import header_views, includes_locking_header
 from rclify.transform.region_bounds import find_regions
@@ -152,16 +152,13 @@ def regions_of(parsed: ParsedFile, vocab: Vocabulary) -> list[FunctionRegions]:
     return out
 
 
-_QUOTED_INCLUDE = re.compile(rb'^[ \t]*#[ \t]*include[ \t]*"([^"]+)"', re.M)
-
-
 def _seed(files: list[Path]) -> list[Path]:
     """The C files to parse first: those naming the pthread mutex API, and those including (through
     any chain of the tree's headers) a header that does, where lock macros are usually defined
     (libmicrohttpd's mhd_locks.h, reached through internal.h).  The fixpoint finds the rest."""
     texts = {f: f.read_bytes() for f in files}
     locking = {f.name for f in files if f.suffix != ".c" and b"pthread_mutex" in texts[f]}
-    includes = {f: {Path(name.decode(errors="replace")).name for name in _QUOTED_INCLUDE.findall(texts[f])}
+    includes = {f: {Path(name).name for name in quoted_includes(texts[f].decode(errors="replace"))}
                 for f in files}
     changed = True
     while changed:  # a header including a locking header is one too

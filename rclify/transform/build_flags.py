@@ -23,12 +23,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+from rclify.ctext.preprocessor import quoted_includes
 from rclify.errors import UsageError
 
 DATABASE = "compile_commands.json"
 CONFIGURE_TIMEOUT = 600  # seconds: configure scripts of large trees take minutes on 2 cores
 _KEPT_WITH_VALUE = ("-I", "-D", "-U", "-include", "-isystem", "-iquote", "-idirafter")
-_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"([^"]+)"', re.M)
 
 
 @dataclass
@@ -207,7 +207,7 @@ def _guessed(root: Path) -> BuildFlags:
             text = source.read_text(errors="replace")
         except OSError:
             continue
-        for name in _INCLUDE.findall(text):
+        for name in quoted_includes(text):
             if (source.parent / name).exists():
                 continue
             for header in headers.get(Path(name).name, ()):

@@ -30,6 +30,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from rclify.ctext.preprocessor import quoted_includes
 from rclify.ctext.tokens import code_only, iter_tokens
 from rclify.transform.discover import Discovery
 from rclify.transform.lock_table import LockTable, last_member, normalize
@@ -394,7 +395,7 @@ def _component(start: set[str], texts: dict[str, str]) -> set[str]:
             headers[file.rsplit("/", 1)[-1]].append(file)
     neighbours: dict[str, set[str]] = defaultdict(set)
     for file, text in texts.items():
-        for included in re.findall(r'^[ \t]*#[ \t]*include[ \t]*"([^"]+)"', text, re.M):
+        for included in quoted_includes(text):
             for header in headers.get(included.rsplit("/", 1)[-1], []):
                 neighbours[file].add(header)
                 neighbours[header].add(file)

@@ -17,6 +17,7 @@ import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 
+from rclify.ctext.preprocessor import quoted_includes
 from rclify.ctext.tokens import balanced, code_only
 from rclify.transform.discover import Discovery, Site
 from rclify.lock_config import LockEntry, macro_suffix
@@ -360,7 +361,7 @@ def header_includers(texts: dict[str, str]) -> dict[str, list[str]]:
     for file, text in sorted(texts.items()):
         if not file.endswith(".c"):
             continue
-        included = re.findall(r'^[ \t]*#[ \t]*include[ \t]*"([^"]+)"', text, re.M)
+        included = quoted_includes(text)
         for header in headers:
             name = header.rsplit("/", 1)[-1]
             if any(inc == header or inc.rsplit("/", 1)[-1] == name for inc in included):
