@@ -44,10 +44,22 @@ typedef struct rcl_lock_config {
     int algorithm;  /* enum rcl_algorithm */
     int server;     /* RCL server index, 0 .. RCL_MAX_SERVERS-1 */
     int cpu;        /* CPU the server is pinned to; -1 leaves it unpinned */
+    int policy;     /* enum rcl_wait_policy: how waiting threads wait; 0 (auto) when not given */
 } rcl_lock_config_t;
 
+/*
+ * How a thread waits for a lock held by another (queue, spin, combining and cohort locks; posix
+ * always parks in the kernel, RCL clients wait on their mailbox):
+ *   auto  spin-then-park, parking at once while waiting threads outnumber the CPUs;
+ *   spin  spin only (for threads that each have a CPU);
+ *   yield spin a little, then sched_yield between checks;
+ *   park  spin a little, then sleep on a futex until woken.
+ */
+enum rcl_wait_policy { RCL_WAIT_AUTO = 0, RCL_WAIT_SPIN, RCL_WAIT_YIELD, RCL_WAIT_PARK, RCL_WAIT_COUNT };
+
 #define RCL_MAX_SERVERS 64
-#define RCL_LOCK_CONFIG(id, alg, server, cpu) { (id), (alg), (server), (cpu) }
+#define RCL_LOCK_CONFIG(id, alg, server, cpu) { (id), (alg), (server), (cpu), RCL_WAIT_AUTO }
+#define RCL_LOCK_CONFIG_POLICY(id, alg, server, cpu, policy) { (id), (alg), (server), (cpu), (policy) }
 #define RCL_CONFIG_DEFAULT RCL_LOCK_CONFIG(NULL, RCL_ALG_POSIX, 0, -1)
 /* A pointer to a configuration given as a lock_config.h macro: rcl_mutex_init(&m, NULL, RCL_CONFIG_REF(RCLIFY_LOCK_x)) */
 #define RCL_CONFIG_REF(cfg) (&(const rcl_lock_config_t)cfg)
@@ -131,6 +143,14 @@ int rcl_execute_trylock(rcl_mutex_t *m, rcl_cs_fn fn, void *ctx);
  * mode and the section runs here.  rclify transform chooses these for such sections.
  */
 int rcl_execute_local(rcl_mutex_t *m, rcl_cs_fn fn, void *ctx);
+
+/*
+ * Sections that may wait on a condition variable (rclify transform sees an rcl_cond_*wait in
+ * them): a combining lock's combiner cannot block for another thread, so there they run on the
+ * calling thread holding the lock; other algorithms run them as rcl_execute does.
+ */
+int rcl_execute_may_wait(rcl_mutex_t *m, rcl_cs_fn fn, void *ctx, size_t ctx_size);
+#define RCL_EXECUTE_MAY_WAIT(m, fn, ctxp) rcl_execute_may_wait((m), (fn), (ctxp), sizeof *(ctxp))
 int rcl_execute_trylock_local(rcl_mutex_t *m, rcl_cs_fn fn, void *ctx);
 
 /* Condition variables: work with every algorithm, inside extracted sections and hybrid ones. */

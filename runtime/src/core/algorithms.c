@@ -38,3 +38,10 @@ const char *rcl_algorithm_name(int alg)
         return "unknown";
     return names[alg];
 }
+
+unsigned rcl_algorithm_policies(int alg)
+{
+    if (alg <= RCL_ALG_UNRESOLVED || alg >= RCL_ALG_COUNT)
+        return 0;
+    return rcl_algorithms[alg]->policies | RCL_POLICY_BIT(RCL_WAIT_AUTO);
+}

@@ -35,10 +35,17 @@ int rcl_cond_destroy(rcl_cond_t *c)
     return pthread_cond_destroy(&c->posix);
 }
 
+__thread int rcl_serving_others;
+
 /* abstime (NULL: none) is on `clock`. */
 static int futex_wait(rcl_cond_t *c, rcl_mutex_t *m, const struct rcl_lock_ops *ops,
                       const struct timespec *abstime, clockid_t clock)
 {
+    if (rcl_serving_others)
+        rcl_fatal("lock %s (%s): a critical section waits on a condition variable while it runs on a "
+                  "combiner, which cannot block for another thread; call it with rcl_execute_may_wait "
+                  "(rclify transform does for the sections it sees waiting)", rcl_lock_name(m),
+                  rcl_algorithm_name(m->alg));
     int saved_errno = errno; /* pthread_cond_wait leaves errno alone: so do we */
     unsigned seq = ld_acquire(&c->seq); /* before releasing m: a later signal changes it */
     add_acq_rel(&c->waiters, 1);

@@ -1,7 +1,10 @@
 /*
  * Run-time configuration, read once at start-up (constructor):
- *   RCLIFY_LOCKS   comma-separated PATTERN=ALG[:SERVER[@CPU]]; PATTERN is an fnmatch glob over
- *                  lock ids ('*' also matches anonymous locks); the first matching entry wins.
+ *   RCLIFY_LOCKS   comma-separated PATTERN=ALG[/POLICY][:SERVER[@CPU]]; PATTERN is an fnmatch glob
+ *                  over lock ids ('*' also matches anonymous locks); the first matching entry wins.
+ *                  POLICY is a waiting policy (auto, spin, yield, park) the algorithm honours.
+ *   RCLIFY_CLUSTERS=N  groups of CPUs for hierarchical locks (h-synch, cohort locks), 1 .. the
+ *                  CPU count; default: the machine's NUMA nodes, else its shared last-level caches.
  *   RCLIFY_STATS=1 statistics table on stderr at exit.
  *   RCLIFY_FIFO=1  servicing threads under SCHED_FIFO when permitted (RCLIFY_NO_FIFO=1 forbids it).
  *   RCLIFY_IDLE_US / RCLIFY_MGR_US  idle time before a server parks / management timeout.
@@ -21,8 +24,25 @@ struct rcl_settings rcl_settings = { .stats = 0, .fifo = 0, .idle_us = 200, .mgr
 
 struct override {
     char *pattern;
-    int algorithm, server, cpu;
+    int algorithm, server, cpu, policy;
 };
+
+static const char *const policy_names[RCL_WAIT_COUNT] = { "auto", "spin", "yield", "park" };
+
+const char *rcl_policy_name(int policy)
+{
+    return policy >= 0 && policy < RCL_WAIT_COUNT ? policy_names[policy] : "unknown";
+}
+
+/* The policies an algorithm honours, as a readable list ("auto, spin, yield, park"). */
+static void honoured_list(int alg, char *buf, size_t len)
+{
+    unsigned mask = rcl_algorithm_policies(alg);
+    buf[0] = '\0';
+    for (int p = 0; p < RCL_WAIT_COUNT; p++)
+        if (mask & RCL_POLICY_BIT(p))
+            snprintf(buf + strlen(buf), len - strlen(buf), "%s%s", buf[0] ? ", " : "", policy_names[p]);
+}
 static struct override *overrides;
 static int n_overrides;
 
@@ -72,7 +92,7 @@ static void __attribute__((noreturn)) bad_entry(const char *entry, const char *w
 
 static void __attribute__((noreturn)) unknown_algorithm(const char *entry)
 {
-    char why[512] = "unknown algorithm (expected one of ";
+    char why[1024] = "unknown algorithm (expected one of ";
     for (int a = RCL_ALG_POSIX; a < RCL_ALG_COUNT; a++) {
         size_t len = strlen(why);
         snprintf(why + len, sizeof why - len, "%s%s", rcl_algorithm_name(a), a + 1 < RCL_ALG_COUNT ? ", " : ")");
@@ -103,14 +123,32 @@ static void parse_entry(char *entry, struct override *o)
 {
     char *eq = strrchr(entry, '=');
     if (!eq || eq == entry)
-        bad_entry(entry, "expected PATTERN=ALG[:SERVER[@CPU]]");
+        bad_entry(entry, "expected PATTERN=ALG[/POLICY][:SERVER[@CPU]]");
     const char *alg = eq + 1, *colon = strchr(alg, ':');
     const char *alg_end = colon ? colon : alg + strlen(alg);
-    o->algorithm = algorithm_by_name(alg, (size_t)(alg_end - alg));
+    const char *slash = memchr(alg, '/', (size_t)(alg_end - alg));
+    o->algorithm = algorithm_by_name(alg, (size_t)((slash ? slash : alg_end) - alg));
     o->server = 0;
     o->cpu = -1;
+    o->policy = RCL_WAIT_AUTO;
     if (o->algorithm < 0)
         unknown_algorithm(entry);
+    if (slash) {
+        size_t len = (size_t)(alg_end - slash - 1);
+        o->policy = -1;
+        for (int p = 0; p < RCL_WAIT_COUNT; p++)
+            if (strlen(policy_names[p]) == len && strncmp(policy_names[p], slash + 1, len) == 0)
+                o->policy = p;
+        if (o->policy < 0)
+            bad_entry(entry, "unknown waiting policy (expected one of auto, spin, yield, park)");
+        if (!(rcl_algorithm_policies(o->algorithm) & RCL_POLICY_BIT(o->policy))) {
+            char list[64], why[160];
+            honoured_list(o->algorithm, list, sizeof list);
+            snprintf(why, sizeof why, "algorithm %s cannot honour policy %s (it honours: %s)",
+                     rcl_algorithm_name(o->algorithm), policy_names[o->policy], list);
+            bad_entry(entry, why);
+        }
+    }
     if (colon) {
         const char *srv = colon + 1, *at = strchr(srv, '@');
         const char *srv_end = at ? at : srv + strlen(srv);
@@ -180,6 +218,7 @@ __attribute__((constructor(101))) static void rcl_config_init(void)
     rcl_settings.fifo = env_flag("RCLIFY_FIFO") && !env_flag("RCLIFY_NO_FIFO");
     rcl_settings.idle_us = env_unsigned("RCLIFY_IDLE_US", rcl_settings.idle_us, 0, 10000000);
     rcl_settings.mgr_us = env_unsigned("RCLIFY_MGR_US", rcl_settings.mgr_us, 100, 10000000);
+    rcl_settings.clusters = (int)env_unsigned("RCLIFY_CLUSTERS", 0, 1, (unsigned)number_cpus());
 }
 
 void rcl_config_resolve(const rcl_lock_config_t *own, rcl_lock_config_t *out)
@@ -197,6 +236,7 @@ void rcl_config_resolve(const rcl_lock_config_t *own, rcl_lock_config_t *out)
             out->algorithm = overrides[i].algorithm;
             out->server = overrides[i].server;
             out->cpu = overrides[i].cpu;
+            out->policy = overrides[i].policy;
             return;
         }
     }
@@ -206,4 +246,12 @@ void rcl_config_resolve(const rcl_lock_config_t *own, rcl_lock_config_t *out)
         rcl_fatal("lock %s: server %d out of range 0..%d", name, out->server, RCL_MAX_SERVERS - 1);
     if (out->cpu < -1)
         rcl_fatal("lock %s: cpu %d is invalid (-1 leaves the server unpinned)", name, out->cpu);
+    if (out->policy < 0 || out->policy >= RCL_WAIT_COUNT)
+        rcl_fatal("lock %s: unknown waiting policy number %d in its configuration", name, out->policy);
+    if (!(rcl_algorithm_policies(out->algorithm) & RCL_POLICY_BIT(out->policy))) {
+        char list[64];
+        honoured_list(out->algorithm, list, sizeof list);
+        rcl_fatal("lock %s: algorithm %s cannot honour waiting policy %s (it honours: %s)", name,
+                  rcl_algorithm_name(out->algorithm), policy_names[out->policy], list);
+    }
 }

@@ -40,7 +40,23 @@ struct rcl_lock_ops {
     int (*reacquire_after_wait)(rcl_mutex_t *m);
     /* Per-lock statistics line(s) for rcl_stats_print; may be NULL. */
     void (*print_stats)(rcl_mutex_t *m, int fd);
+    /*
+     * The waiting policies (enum rcl_wait_policy) this algorithm honours, as a mask of
+     * RCL_POLICY_BIT(p); a lock configured with another is a start-up error.  0 means auto only.
+     */
+    unsigned policies;
+    /*
+     * 1 when execute() may run a section on a thread that must not block on the section's behalf
+     * (a combiner running other threads' requests).  Sections that may wait on a condition
+     * variable then go through rcl_execute_may_wait's lock/unlock form on their own thread.
+     */
+    int combines;
 };
+
+#define RCL_POLICY_BIT(p) (1u << (p))
+#define RCL_POLICIES_ALL \
+    (RCL_POLICY_BIT(RCL_WAIT_AUTO) | RCL_POLICY_BIT(RCL_WAIT_SPIN) | RCL_POLICY_BIT(RCL_WAIT_YIELD) | \
+     RCL_POLICY_BIT(RCL_WAIT_PARK))
 
 extern const struct rcl_lock_ops *const rcl_algorithms[RCL_ALG_COUNT];
 

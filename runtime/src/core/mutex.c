@@ -187,6 +187,19 @@ int rcl_execute_local(rcl_mutex_t *m, rcl_cs_fn fn, void *ctx)
     return ret;
 }
 
+/*
+ * A section that may wait on a condition variable: where the algorithm would run it on a thread
+ * that cannot block for it (a combiner), it runs here in hybrid mode; elsewhere (posix, queue
+ * locks, RCL's servicing threads, which can block) as rcl_execute would.
+ */
+int rcl_execute_may_wait(rcl_mutex_t *m, rcl_cs_fn fn, void *ctx, size_t ctx_size)
+{
+    const struct rcl_lock_ops *ops = resolved_ops(m);
+    if (ops->combines)
+        return rcl_execute_local(m, fn, ctx);
+    return ops->execute(m, fn, ctx, ctx_size);
+}
+
 int rcl_execute_trylock_local(rcl_mutex_t *m, rcl_cs_fn fn, void *ctx)
 {
     const struct rcl_lock_ops *ops = resolved_ops(m);

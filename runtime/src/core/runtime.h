@@ -17,6 +17,7 @@ struct rcl_settings {
     int fifo;           /* RCLIFY_FIFO=1 (and not RCLIFY_NO_FIFO=1): try SCHED_FIFO servers */
     unsigned idle_us;   /* RCLIFY_IDLE_US: idle time before a servicing thread parks */
     unsigned mgr_us;    /* RCLIFY_MGR_US: management thread timeout */
+    int clusters;       /* RCLIFY_CLUSTERS: CPU groups of hierarchical locks; 0: the topology's */
 };
 extern struct rcl_settings rcl_settings;
 
@@ -27,6 +28,15 @@ extern struct rcl_settings rcl_settings;
  */
 void rcl_config_resolve(const rcl_lock_config_t *own, rcl_lock_config_t *out);
 const char *rcl_lock_name(const rcl_mutex_t *m); /* id, or "(anonymous)" */
+const char *rcl_policy_name(int policy);         /* "auto", "spin", ... */
+/* algorithms.c: the policies an algorithm honours (RCL_POLICY_BIT mask; auto at least). */
+unsigned rcl_algorithm_policies(int alg);
+
+/*
+ * Set while a thread runs sections on other threads' behalf (a combiner): such a thread must not
+ * block in a condvar wait for them.  cond.c refuses, naming the lock, instead of deadlocking.
+ */
+extern __thread int rcl_serving_others;
 
 /* Fatal errors: one line "rclify: ..." on stderr, then abort(). */
 void rcl_fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
