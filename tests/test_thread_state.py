@@ -159,3 +159,48 @@ def test_the_allowlist(name, ok):
 def test_locale_functions_are_refused_when_threads_have_their_own_locale():
     assert allowed("snprintf") and not allowed("snprintf", per_thread_locale=True)
     assert allowed("isspace") and not allowed("isspace", per_thread_locale=True)
+
+
+WAITING = r"""
+#include <pthread.h>
+
+static pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t c = PTHREAD_COND_INITIALIZER;
+static int ready, count;
+
+static void wait_ready(void) { while (!ready) pthread_cond_wait(&c, &m); }
+static void bump(void) { count++; }
+
+void sections(void)
+{
+    pthread_mutex_lock(&m);          /* line 13: waits itself */
+    while (!ready)
+        pthread_cond_wait(&c, &m);
+    pthread_mutex_unlock(&m);
+    pthread_mutex_lock(&m);          /* line 17: waits through a function of the file */
+    wait_ready();
+    pthread_mutex_unlock(&m);
+    pthread_mutex_lock(&m);          /* line 20: signals only */
+    bump();
+    pthread_cond_signal(&c);
+    pthread_mutex_unlock(&m);
+}
+"""
+
+
+def test_sections_that_wait_on_a_condvar_never_run_on_a_combiner(tmp_path):
+    """A combiner runs other threads' sections and cannot block for them: a section that reaches a
+    condvar wait (directly or through the file's functions) is called with RCL_EXECUTE_MAY_WAIT,
+    which runs it on its own thread under combining locks; the report says which."""
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    (tree / "main.c").write_text(WAITING)
+    report = tmp_path / "report.json"
+    proc = _transform(tree, "--report", str(report))
+    assert proc.returncode == 0, proc.stderr
+    regions = {r["line"]: r for r in json.loads(report.read_text())["regions"]}
+    assert {line: r["waits_on_condvar"] for line, r in regions.items()} == {13: True, 17: True, 20: False}
+    text = (tree / "main.c").read_text()
+    assert "RCL_EXECUTE_MAY_WAIT(&m, rclify_cs_sections_1" in text
+    assert "RCL_EXECUTE_MAY_WAIT(&m, rclify_cs_sections_2" in text
+    assert "RCL_EXECUTE(&m, rclify_cs_sections_3" in text

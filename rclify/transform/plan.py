@@ -165,6 +165,7 @@ class Placement:
     local: bool  # on the caller's thread (rcl_execute_local)
     because: str = ""  # what the analysis found thread-bound ("" when nothing)
     override: SectionOverride | None = None  # lock_config.h's decision, which wins
+    may_wait: bool = False  # waits on a condvar: never on a combiner (rcl_execute_may_wait)
 
 
 def runs_on_caller_thread(region: Region, state: ThreadState, section: str,
@@ -173,14 +174,15 @@ def runs_on_caller_thread(region: Region, state: ThreadState, section: str,
     when the analysis cannot show it uses no thread-local state (thread_state.py), unless
     lock_config.h says otherwise for this section."""
     tails = [(e.tail_start, e.tail_end) for e in region.exits]
-    nodes = (n for n in region.home.walk_preorder()
+    nodes = [n for n in region.home.walk_preorder()
              if region.lock_end <= n.extent.start.offset < region.body_end
-             and not any(s <= n.extent.start.offset < e for s, e in tails))  # tails run in the caller
+             and not any(s <= n.extent.start.offset < e for s, e in tails)]  # tails run in the caller
     because = state.section_cause(nodes) or ""
+    may_wait = state.waits_on_condvar(nodes)
     override = (overrides or {}).get(section)
     if override is not None:
-        return Placement(not override.on_server, because, override)
-    return Placement(bool(because), because)
+        return Placement(not override.on_server, because, override, may_wait)
+    return Placement(bool(because), because, None, may_wait)
 
 
 def _macro_bodies_use_locals(parsed: ParsedFile, region: Region, declared_inside: set[str]) -> bool:

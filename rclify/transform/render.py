@@ -183,7 +183,7 @@ class FileRenderer:
             labeled=_is_labeled(region), indent=indent,
             ctx_type=extraction.ctx_type, n=f"{fn_name}_{n}", captures=captures, exits=exits,
             mutex=region.lock.mutex, fn_name=extraction.fn_name, trylock=region.is_trylock,
-            local=extraction.local,
+            local=extraction.local, may_wait=extraction.placement.may_wait,
         ).rstrip("\n") + (f" {region.end_result}" if region.end_result else "") \
             + f"\n#line {self._line(region.end)}\n"
         self._counters[fn_name] = n

@@ -95,6 +95,8 @@ def region_record(rel: str, region: Region, renderer: FileRenderer) -> dict:
                    "runs_on_caller_thread": placement.local,
                    # what the analysis found (also when lock_config.h overrules it)
                    "thread_bound_because": placement.because,
+                   # called with rcl_execute_may_wait: never run on a combiner
+                   "waits_on_condvar": placement.may_wait,
                    "exits": len(region.exits), "context": [c.name for c in extraction.captures],
                    "hoisted": extraction.hoisted}
         if placement.override is not None:

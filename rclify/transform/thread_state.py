@@ -30,6 +30,10 @@ THREAD_BOUND_CALLS = {"pthread_getspecific", "pthread_setspecific", "pthread_sel
                       "__errno_location", "sched_getcpu", "pthread_getattr_np", "pthread_sigmask",
                       "pthread_exit", "uselocale"}
 _MAX_CHAIN = 6  # functions named in a reason before it stops following
+# Condition-variable waits: a section that may reach one must not run on a combiner (it would
+# block another thread's combining pass), so it is called with rcl_execute_may_wait.
+WAIT_CALLS = {"pthread_cond_wait", "pthread_cond_timedwait", "pthread_cond_clockwait",
+              "rcl_cond_wait", "rcl_cond_timedwait", "rcl_cond_clockwait"}
 
 
 def node_cause(node: ci.Cursor) -> tuple[str | None, str | None]:
@@ -110,6 +114,12 @@ class ThreadState:
             chain.append(self._next_hop(chain[-1]))
         cause = self._cause(chain[-1]) or "..."
         return f"calls {' → '.join(f + '()' for f in chain)}, which {cause}"
+
+    def waits_on_condvar(self, nodes) -> bool:
+        """Do the nodes of a section call a condvar wait, directly or through the functions of
+        the analysed files they call?"""
+        called = {callee for node in nodes for _, callee in [node_cause(node)] if callee is not None}
+        return bool(self.reachable(called) & WAIT_CALLS)
 
     def section_cause(self, nodes) -> str | None:
         """The first reason (in source order) the nodes of a section are thread-bound, or None."""
