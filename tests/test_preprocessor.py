@@ -1,6 +1,6 @@
 """Preprocessor directives read as text (rclify/ctext/preprocessor.py)."""
 
-from rclify.ctext.preprocessor import define_around, guards_at, splits_conditional
+from rclify.ctext.preprocessor import define_around, guards_at, other_branches, splits_conditional
 
 SOURCE = b"""#ifndef X_H
 #define X_H
@@ -34,7 +34,21 @@ def test_include_guards_are_not_conditions():
 def test_real_conditions_are_kept_inside_a_guard():
     assert guards(b"int a") == ["#ifdef HAVE_A"]
     assert guards(b"int d") == ["#ifndef Z"]  # `#define Z 1` has a value: a condition, not a guard
-    assert guards(b"int e") is None  # an #else branch is not reproduced
+    # an #else branch: the negation of what came before (an include guard's too: compiled only
+    # when the file is included again)
+    assert guards(b"int e") == ["#if !(!defined(Y_H))"]
+
+
+def test_elif_and_else_branches_are_conditions_and_blocks_before_since_are_not():
+    src = b"void f(void)\n{\n#if A /* c */\n  a();\n#elif defined(B)\n  b();\n#else\n  c();\n#endif\n}\n"
+    assert guards_at(src, src.index(b"a()")) == ["#if A /* c */"]
+    assert guards_at(src, src.index(b"b()")) == ["#if !(A) && (defined(B))"]
+    assert guards_at(src, src.index(b"c()")) == ["#if !(A) && !(defined(B))"]
+    wrapped = b"#ifdef OUTER\n" + src + b"#endif\n"
+    assert guards_at(wrapped, wrapped.index(b"c()"), since=wrapped.index(b"void")) == ["#if !(A) && !(defined(B))"]
+    assert other_branches(src, src.index(b"b()")) == [(src.index(b"/* c */") + 7, src.index(b"#elif")),
+                                                      (src.index(b"#else") + 5, src.index(b"#endif"))]
+    assert other_branches(src, src.index(b"a()"), since=src.index(b"}")) == []  # opened before since
 
 
 def test_define_around_and_split_conditionals():

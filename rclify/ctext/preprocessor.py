@@ -39,28 +39,88 @@ def define_around(text: str, line: int) -> str | None:
 _DIRECTIVE = re.compile(rb"^[ \t]*#[ \t]*(if|ifdef|ifndef|elif|else|endif)\b", re.M)
 
 
-def guards_at(data: bytes, offset: int) -> list[str] | None:
-    """The #if/#ifdef/#ifndef lines whose first branch holds offset, outermost first; None when
-    offset is in an #elif/#else branch (not reproduced).  An include guard (`#ifndef X` followed
-    by `#define X`) is not a condition: code in it is compiled whenever the file is."""
-    stack: list[tuple[str, bool]] = []  # (opening line, in its first branch); "" for a guard
+def guards_at(data: bytes, offset: int, since: int = 0) -> list[str]:
+    """The conditions under which offset is compiled, as `#if` lines, outermost first, counting only
+    the #if blocks opened at or after `since` (those opened before hold at `since` too): in a first
+    branch the opening line itself; in an #elif/#else branch an equivalent `#if !(A) && (B)`.  An
+    include guard (`#ifndef X` followed by `#define X`) is not a condition: code in it is compiled
+    whenever the file is.  Generated code placed at `since` and wrapped in these lines is compiled
+    exactly when the code at offset is."""
+    # each open block: (its opening line, the expressions of the branches before this one, the
+    # current branch's expression or None for #else, an include guard?)
+    stack: list[tuple[str, list[str], str | None, bool]] = []
     for m in _DIRECTIVE.finditer(data, 0, offset):
         word = m.group(1).decode()
+        line, end = _directive_text(data, m.start())
         if word in ("if", "ifdef", "ifndef"):
-            end = data.find(b"\n", m.start())
-            line = data[m.start() : end if end >= 0 else len(data)].decode(errors="replace").strip()
-            while line.endswith("\\"):  # continued directive
-                nxt = data.find(b"\n", end + 1)
-                line = line[:-1] + data[end + 1 : nxt if nxt >= 0 else len(data)].decode(errors="replace").strip()
-                end = nxt
-            stack.append(("" if _is_include_guard(line, data, end) else line, True))
+            guard = _is_include_guard(line, data, end)
+            # a block opened before `since` holds there too: never a condition (no expression kept)
+            stack.append((line, [], _expression(word, line), guard) if m.start() >= since else ("", [], None, True))
         elif word in ("elif", "else") and stack:
-            stack[-1] = (stack[-1][0], False)
+            opening, before, current, guard = stack[-1]
+            if current is not None:
+                before = before + [current]
+            stack[-1] = (opening, before, _expression(word, line) if word == "elif" else None, guard)
         elif word == "endif" and stack:
             stack.pop()
-    if any(not first for _, first in stack):
-        return None
-    return [line for line, _ in stack if line]
+    lines = []
+    for opening, before, current, guard in stack:
+        if guard and not before:  # an include guard's first branch, or a block opened before since
+            continue
+        if not before:
+            lines.append(opening)
+        else:
+            terms = [f"!({e})" for e in before] + ([f"({current})"] if current is not None else [])
+            lines.append("#if " + " && ".join(terms))
+    return lines
+
+
+def other_branches(data: bytes, offset: int, since: int = 0) -> list[tuple[int, int]]:
+    """The text ranges of the branches of every #if block opened at or after `since` that holds
+    offset, other than the branch offset is in (where the same name may be declared differently)."""
+    blocks: list[list[list[int]] | None] = []  # per open block: [start, end] of each branch so far
+    ranges: list[tuple[int, int]] = []
+    for m in _DIRECTIVE.finditer(data):
+        word = m.group(1).decode()
+        after = _directive_text(data, m.start())[1]  # a branch starts after its directive's line
+        after = len(data) if after < 0 else after
+        if word in ("if", "ifdef", "ifndef"):
+            blocks.append([[after, len(data)]] if m.start() >= since else None)
+        elif word in ("elif", "else", "endif") and blocks:
+            branches = blocks[-1]
+            if branches is not None:
+                branches[-1][1] = m.start()
+                if word != "endif":
+                    branches.append([after, len(data)])
+            if word == "endif":
+                blocks.pop()
+                if branches and branches[0][0] <= offset < branches[-1][1]:
+                    ranges += [(a, b) for a, b in branches if not a <= offset < b]
+    return ranges
+
+
+def _directive_text(data: bytes, start: int) -> tuple[str, int]:
+    """The directive starting at start, continuation lines joined, and the offset of its end."""
+    end = data.find(b"\n", start)
+    line = data[start : end if end >= 0 else len(data)].decode(errors="replace").strip()
+    while line.endswith("\\") and end >= 0:  # continued directive
+        nxt = data.find(b"\n", end + 1)
+        line = line[:-1] + data[end + 1 : nxt if nxt >= 0 else len(data)].decode(errors="replace").strip()
+        end = nxt
+    return line, end
+
+
+_COMMENT = re.compile(r"/\*.*?\*/|//.*$")
+
+
+def _expression(word: str, line: str) -> str:
+    """The condition of an #if/#ifdef/#ifndef/#elif line, as an #if expression."""
+    rest = _COMMENT.sub(" ", line.split(word, 1)[1]).strip()
+    if word == "ifdef":
+        return f"defined({rest})"
+    if word == "ifndef":
+        return f"!defined({rest})"
+    return rest
 
 
 _GUARD_DEFINE = re.compile(rb"(?:\s|/\*.*?\*/|//[^\n]*)*#[ \t]*define[ \t]+(\w+)[ \t]*(?:/\*.*?\*/|//[^\n]*)?\s*(?:\n|\Z)", re.S)

@@ -16,7 +16,7 @@ import clang.cindex as ci
 
 from rclify.ctext.cparse import ParsedFile
 from rclify.ctext.declarator import declarator
-from rclify.ctext.preprocessor import guards_at
+from rclify.ctext.preprocessor import guards_at, other_branches
 from rclify.ctext.tokens import identifiers_used, tokenize
 from rclify.lock_config import SectionOverride
 from rclify.transform.refusals import Reason, Refusal
@@ -223,13 +223,22 @@ def _capture(parsed: ParsedFile, region: Region, name: str, cursor: ci.Cursor, b
         raise Refusal(Reason.LOCAL_TYPE)
     by_value = (typ.get_canonical().kind in _SCALARS and _only_read(name, body)
                 and not _in_macro_argument(parsed, name, region))
-    guards = guards_at(parsed.data, cursor.extent.start.offset)
-    if guards is None:
+    # blocks opened before the function also enclose the context struct placed before it
+    declared_at, fn_start = cursor.extent.start.offset, region.function.extent.start.offset
+    guards = guards_at(parsed.data, declared_at, since=fn_start)
+    if guards and _declared_in_another_branch(parsed, name, declared_at, fn_start):
         raise Refusal(Reason.CONDITIONAL_DECLARATION)
     guards = [g for g in guards if g != parsed.guard_line]  # a header's include guard is no condition
     if by_value:
         return Capture(name, declarator(spelling, name), name, f"rclify_ctx->{name}", guards)
     return Capture(name, declarator(spelling, f"(*{name})"), f"&{name}", f"(*rclify_ctx->{name})", guards)
+
+
+def _declared_in_another_branch(parsed: ParsedFile, name: str, declared_at: int, fn_start: int) -> bool:
+    """Is name also written in another branch of an #if block around its declaration (declared
+    there too, maybe with another type, which the analysed configuration does not show)?"""
+    return any(name in identifiers_used(parsed.text(a, b))
+               for a, b in other_branches(parsed.data, declared_at, since=fn_start))
 
 
 def _in_macro_argument(parsed: ParsedFile, name: str, region: Region) -> bool:

@@ -58,7 +58,7 @@ WHY = {
     Reason.UNRECOGNIZED_LOCK_SHAPE: "a lock call inside the region in a form rclify does not recognise",
     Reason.PARSE_ERRORS: "the function has errors libclang could not recover from",
     Reason.MACRO_USES_LOCAL: "a macro used in the region names a local variable of the caller (not visible in the region's text)",
-    Reason.CONDITIONAL_DECLARATION: "a variable the region uses is declared in an #else/#elif branch",
+    Reason.CONDITIONAL_DECLARATION: "a variable the region uses is declared in more than one #if branch (its type depends on the configuration)",
     Reason.GENERATED_CODE_DOES_NOT_COMPILE: "the extracted code did not compile; the file keeps lock/unlock calls",
     Reason.SHADOWED_VARIABLE: "a variable declared in the region shadows one the region uses",
     Reason.LOCAL_TYPE: "the region uses a variable whose type is declared inside the function",

@@ -16,6 +16,7 @@ import clang.cindex as ci
 
 from rclify.ctext.cparse import ParsedFile
 from rclify.ctext.declarator import declarator
+from rclify.ctext.preprocessor import guards_at
 from rclify.ctext.tokens import rename_identifiers, tokenize
 from rclify.templates import templates
 from rclify.transform import plan
@@ -187,6 +188,13 @@ class FileRenderer:
         ).rstrip("\n") + (f" {region.end_result}" if region.end_result else "") \
             + f"\n#line {self._line(region.end)}\n"
         self._counters[fn_name] = n
+        # a region inside an #if of its function: its struct and function exist under the same
+        # condition, so every configuration the original builds in still builds (no unused static
+        # function, no reference to what the other branch declares)
+        conditions = [g for g in guards_at(self.parsed.data, region.start, since=fn.extent.start.offset)
+                      if g != self.parsed.guard_line]
+        if conditions:
+            cs = "".join(f"{c}\n" for c in conditions) + cs.rstrip("\n") + "\n" + "#endif\n" * len(conditions)
         self.functions.setdefault(_insertion_point(self.parsed.data, fn), []).append(cs)
         self.extractions.append(extraction)
         return call
