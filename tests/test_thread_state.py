@@ -204,3 +204,26 @@ def test_sections_that_wait_on_a_condvar_never_run_on_a_combiner(tmp_path):
     assert "RCL_EXECUTE_MAY_WAIT(&m, rclify_cs_sections_1" in text
     assert "RCL_EXECUTE_MAY_WAIT(&m, rclify_cs_sections_2" in text
     assert "RCL_EXECUTE(&m, rclify_cs_sections_3" in text
+
+
+def test_definitions_in_files_the_build_does_not_compile_are_not_followed(tmp_path):
+    """libuv defines uv_mutex_lock in src/unix/thread.c and in src/win/thread.c (with
+    EnterCriticalSection); the compile database says which one this build runs."""
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    (tree / "helper.h").write_text("long helper(long v);\n")
+    (tree / "main.c").write_text(
+        '#include <pthread.h>\n#include "helper.h"\nstatic pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;\n'
+        "static long total;\nvoid add(long v)\n{\n    pthread_mutex_lock(&m);\n    total += helper(v);\n"
+        "    pthread_mutex_unlock(&m);\n}\n")
+    (tree / "unix.c").write_text('#include "helper.h"\nlong helper(long v) { return v * 2; }\n')
+    (tree / "win.c").write_text('#include "helper.h"\nstatic __thread long last;\n'
+                                "long helper(long v) { last = v; return v * 2; }\n")
+    entries = [{"directory": str(tree), "file": name, "arguments": ["cc", "-c", name]} for name in ("main.c", "unix.c")]
+    (tree / "compile_commands.json").write_text(json.dumps(entries))
+    report = tmp_path / "report.json"
+    proc = _transform(tree, "--dry-run", "--report", str(report))
+    assert proc.returncode == 0, proc.stderr
+    (region,) = json.loads(report.read_text())["regions"]
+    assert region["status"] == "extracted"
+    assert (region["runs_on_caller_thread"], region["thread_bound_because"]) == (False, "")

@@ -107,13 +107,17 @@ _MAX_CALL_GRAPH_ROUNDS = 4
 
 
 def complete_call_graph(root: Path, files: list[Path], analysis: Analysis, roots: set[str], jobs: int,
-                        progress: Callable[[str], None]) -> ThreadState:
+                        progress: Callable[[str], None], built: Callable[[Path], bool] = lambda _: True
+                        ) -> ThreadState:
     """The thread-local state analysis over the locking files and, parsed for it, the tree's C
     files that define the functions sections reach (declared in the tree's headers, defined
-    elsewhere), to a fixpoint (a few rounds at most).  roots: the functions sections call."""
+    elsewhere), to a fixpoint (a few rounds at most).  roots: the functions sections call.
+    Only files the build compiles (`built`) define functions: libuv's src/win/thread.c defines
+    uv_mutex_lock too, with EnterCriticalSection, which a Linux build never runs."""
     state = ThreadState(root)
-    state.add([*analysis.parsed.values(), *analysis.call_graph_only.values()])
-    candidates = [f for f in files if f.suffix == ".c"]
+    state.add([p for p in [*analysis.parsed.values(), *analysis.call_graph_only.values()]
+               if p.path.suffix != ".c" or built(p.path)])
+    candidates = [f for f in files if f.suffix == ".c" and built(f)]
     tried: set[str] = set()
     for _ in range(_MAX_CALL_GRAPH_ROUNDS):
         names = state.wanted(roots) - tried

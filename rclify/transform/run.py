@@ -127,7 +127,7 @@ def analyse_tree(root: Path, files: list[Path], config_path: Path, options: Opti
                 _refuse_kept(str(path.relative_to(root)), found, kept)
         with _timed(outcome, "thread_state_s"):
             roots = {callee for rs in regions.values() for r in rs if r.extractable for callee in _callees(r)}
-            state = complete_call_graph(root, files, analysis, roots, options.jobs, progress)
+            state = complete_call_graph(root, files, analysis, roots, options.jobs, progress, flags.built)
         with _timed(outcome, "render_s"):
             rendered, index = _extract(root, sources, analysis, regions, outcome, state, overrides)
             _call_sites(root, sources, analysis, regions, index, discovery, outcome)

@@ -38,7 +38,10 @@ PURE = frozenset({
 SETS_ERRNO = frozenset({
     "malloc", "calloc", "realloc", "reallocarray", "free", "posix_memalign", "aligned_alloc",
     "strdup", "strndup",
-    "time", "clock_gettime", "gettimeofday",
+    "time", "clock_gettime", "clock_getres", "gettimeofday",
+    "getpagesize", "sysconf",
+    # semaphores have no owner: posting one (or trying it) from a server is what the caller would do
+    "sem_post", "sem_trywait", "sem_getvalue",
     "fabs", "floor", "ceil", "round", "sqrt", "pow", "log", "log2", "exp",
 })
 

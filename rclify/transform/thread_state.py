@@ -95,9 +95,10 @@ class ThreadState:
         return reached
 
     def wanted(self, roots: set[str]) -> set[str]:
-        """Functions reached from roots, declared in the tree, with no definition parsed yet."""
+        """Functions reached from roots, declared in the tree (the roots, called by sections
+        themselves, always count), with no definition parsed yet."""
         return {n for n in self.reachable(roots)
-                if n not in self.definitions and n in self.declared_in_tree and not allowed(n)}
+                if n not in self.definitions and (n in self.declared_in_tree or n in roots) and not allowed(n)}
 
     def callee_cause(self, name: str) -> str | None:
         """Why calling `name` makes a section thread-bound, or None."""
