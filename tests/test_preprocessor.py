@@ -56,3 +56,10 @@ def test_define_around_and_split_conditionals():
     assert define_around(text, 3) == "#define LOCK(m)    pthread_mutex_lock(m)"
     assert define_around(text, 4) is None
     assert splits_conditional("a;\n#if X\nb;\n") and not splits_conditional("#if X\nb;\n#endif\n")
+
+
+def test_comments_after_an_ifndef_do_not_make_the_guard_test_exponential():
+    """libmicrohttpd's daemon.c hung the transform: a lazy comment pattern backtracked over every
+    later `*/` when the line after the comments was no #define."""
+    src = b"#ifndef X\n" + b"/* comment */\n" * 60 + b"int x;\n#endif\n"
+    assert guards_at(src, src.index(b"int x")) == ["#ifndef X"]

@@ -99,6 +99,38 @@ def other_branches(data: bytes, offset: int, since: int = 0) -> list[tuple[int, 
     return ranges
 
 
+_IF_LINE = re.compile(rb"[ \t]*#[ \t]*(if|ifdef|ifndef)\b[^\n]*\n")
+_ENDIF_LINE = re.compile(rb"[ \t]*#[ \t]*endif\b[^\n]*(?:\n|\Z)")
+
+
+def conditional_around(data: bytes, start: int, end: int) -> tuple[int, int, str] | None:
+    """When the statement [start, end) is alone in an #if block with no #else (`#ifdef THREADS` /
+    `lock(&m);` / `#endif`, libmicrohttpd's way), the block's extent (from its #if line to after its
+    #endif line) and its #if line; else None."""
+    line_start = data.rfind(b"\n", 0, start) + 1
+    if data[line_start:start].strip():
+        return None
+    before = data.rfind(b"\n", 0, max(line_start - 1, 0)) + 1 if line_start > 0 else 0
+    opening = _IF_LINE.fullmatch(data, before, line_start)
+    if opening is None or data[before:line_start].rstrip().endswith(b"\\"):
+        return None
+    rest = data.find(b"\n", end)
+    rest = len(data) if rest < 0 else rest + 1
+    if data[end:rest].strip():
+        return None
+    closing = _ENDIF_LINE.match(data, rest)
+    if closing is None:
+        return None
+    return before, closing.end(), data[before:line_start].decode(errors="replace").strip()
+
+
+def same_condition(a: str, b: str) -> bool:
+    """Do two #if lines test the same thing (spacing and comments aside)?"""
+    def norm(line: str) -> str:
+        return re.sub(r"\s+", "", _COMMENT.sub("", line))
+    return norm(a) == norm(b)
+
+
 def _directive_text(data: bytes, start: int) -> tuple[str, int]:
     """The directive starting at start, continuation lines joined, and the offset of its end."""
     end = data.find(b"\n", start)
@@ -123,7 +155,11 @@ def _expression(word: str, line: str) -> str:
     return rest
 
 
-_GUARD_DEFINE = re.compile(rb"(?:\s|/\*.*?\*/|//[^\n]*)*#[ \t]*define[ \t]+(\w+)[ \t]*(?:/\*.*?\*/|//[^\n]*)?\s*(?:\n|\Z)", re.S)
+# comments matched one way only (a lazy `/\*.*?\*/` could stretch over the next `*/` on
+# backtracking: exponential in the comments before a line that is not a #define)
+_C_COMMENT = rb"/\*(?:[^*]|\*(?!/))*\*/"
+_GUARD_DEFINE = re.compile(rb"(?:\s|" + _C_COMMENT + rb"|//[^\n]*)*#[ \t]*define[ \t]+(\w+)[ \t]*(?:"
+                           + _C_COMMENT + rb"|//[^\n]*)?\s*(?:\n|\Z)")
 
 
 def _is_include_guard(line: str, data: bytes, end: int) -> bool:

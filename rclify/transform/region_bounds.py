@@ -9,7 +9,7 @@ release it.  RegionAnalysis (regions.py) walks what lies between; the whole-func
 import clang.cindex as ci
 
 from rclify.ctext.cparse import ParsedFile, statement_range as stmt_range
-from rclify.ctext.preprocessor import splits_conditional
+from rclify.ctext.preprocessor import conditional_around, same_condition, splits_conditional
 from rclify.ctext.tokens import identifiers_used, matching_bracket, normalize, tokenize
 from rclify.transform.refusals import Reason
 from rclify.transform.regions import RELEASED, SETJMP, VA, Region, RegionAnalysis, goto_label, may_be_lock, unlabeled
@@ -263,8 +263,36 @@ def _check_labels(parsed: ParsedFile, function: ci.Cursor, regions: list[Region]
 
 def _check_preprocessor(parsed: ParsedFile, regions: list[Region]) -> None:
     for region in regions:
-        if splits_conditional(parsed.text(region.start, region.end)):
+        if splits_conditional(parsed.text(region.start, region.end)) and not _widen_to_conditional_locks(parsed, region):
             region.problems.append((Reason.PREPROCESSOR_CONDITIONAL, region.line))
+
+
+def _widen_to_conditional_locks(parsed: ParsedFile, region: Region) -> bool:
+    """`#if THREADS / lock / #endif ... #if THREADS / unlock / #endif`: when the lock, the final
+    unlock and every exit's unlock each sit alone in an #if block testing the same thing, the region
+    takes the blocks in (the section exists under that condition, render.py) and returns True."""
+    data = parsed.data
+    lock = conditional_around(data, region.start, region.lock_end)
+    if lock is None or region.is_trylock:
+        return False
+    spans = [(region.body_end, region.end)] if region.body_end < region.end else []
+    spans += [(e.unlock_start, e.tail_start) for e in region.exits]
+    blocks = [conditional_around(data, a, b) for a, b in spans]
+    if any(b is None or not same_condition(b[2], lock[2]) for b in blocks):
+        return False
+    new_start, new_lock_end = lock[0], lock[1]
+    new_end = blocks[0][1] if region.body_end < region.end else region.end
+    if splits_conditional(parsed.text(new_start, new_end)):
+        return False
+    region.start, region.lock_end = new_start, new_lock_end
+    if region.body_end < region.end:
+        region.body_end, region.end = blocks[0][0], blocks[0][1]
+        blocks = blocks[1:]
+    for exit_, block in zip(region.exits, blocks):
+        exit_.unlock_start, exit_.tail_start = block[0], block[1]
+    region.body_end_stmt = region.end
+    region.conditional_lock = lock[2]
+    return True
 
 
 def _unique(problems: list[tuple[str, int]]) -> list[tuple[str, int]]:

@@ -57,6 +57,9 @@ class Region:
     after: tuple[int, int] | None = None  # trylock: rest of the then-block, run in the caller
     otherwise: tuple[int, int] | None = None  # trylock: the else branch, run when busy
     end_result: str = ""  # keeps the final unlock's result variable
+    # `#if THREADS` line when every lock and unlock of the region sits alone in such a block:
+    # start/lock_end/body_end/end and the exits' unlock spans then cover the blocks (render.py)
+    conditional_lock: str = ""
 
     @property
     def extractable(self) -> bool:

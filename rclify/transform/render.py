@@ -185,14 +185,19 @@ class FileRenderer:
             ctx_type=extraction.ctx_type, n=f"{fn_name}_{n}", captures=captures, exits=exits,
             mutex=region.lock.mutex, fn_name=extraction.fn_name, trylock=region.is_trylock,
             local=extraction.local, may_wait=extraction.placement.may_wait,
-        ).rstrip("\n") + (f" {region.end_result}" if region.end_result else "") \
-            + f"\n#line {self._line(region.end)}\n"
+        ).rstrip("\n") + (f" {region.end_result}" if region.end_result else "")
+        if region.conditional_lock:
+            # the section exists when the locks do; without them, the original text (its lock
+            # blocks compile to nothing there)
+            call = (f"{region.conditional_lock}\n{call}\n#else\n#line {self._line(region.start)}\n"
+                    f"{self.parsed.text(region.start, region.end).rstrip()}\n#endif")
+        call += f"\n#line {self._line(region.end)}\n"
         self._counters[fn_name] = n
         # a region inside an #if of its function: its struct and function exist under the same
         # condition, so every configuration the original builds in still builds (no unused static
         # function, no reference to what the other branch declares)
         conditions = [g for g in guards_at(self.parsed.data, region.start, since=fn.extent.start.offset)
-                      if g != self.parsed.guard_line]
+                      if g != self.parsed.guard_line] + [region.conditional_lock] * bool(region.conditional_lock)
         if conditions:
             cs = "".join(f"{c}\n" for c in conditions) + cs.rstrip("\n") + "\n" + "#endif\n" * len(conditions)
         self.functions.setdefault(_insertion_point(self.parsed.data, fn), []).append(cs)
