@@ -140,6 +140,8 @@ def test_missing_build_tool_names_the_debian_package(tmp_path):
         check.run_check(tmp_path, build="no-such-builder-xyz --all", test="true", flags=FLAGS)
     err = check.missing_tool("make: x\n/bin/sh: 1: autoreconf: not found\n")
     assert str(err) == "'autoreconf' is not installed: apt-get install autoconf"
+    err = check.missing_tool("./autogen.sh: 20: [: dev: unexpected operator\n./autogen.sh: 58: libtoolize: not found\n")
+    assert str(err) == "'libtoolize' is not installed: apt-get install libtool"  # libuv's autogen.sh
     assert "apt-get install libevent-dev" in str(check.missing_tool("configure: error: libevent is required."))
     assert check.missing_tool("ok 3 - key: not found") is None
 

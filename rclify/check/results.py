@@ -20,7 +20,8 @@ LIBRARY_MESSAGES = [
 
 
 _NOT_FOUND = re.compile(  # what sh, bash, make and env say when a program is not there
-    r"^(?:/bin/|/usr/bin/)?(?:ba|da)?sh: (?:line )?\d+: (?P<tool>[\w.+-]+): (?:command )?not found\s*$"
+    # sh itself, or a script it runs (`./autogen.sh: 58: libtoolize: not found`, libuv)
+    r"^(?:(?:/bin/|/usr/bin/)?(?:ba|da)?sh|[\w./+-]+\.sh): (?:line )?\d+: (?P<tool>[\w.+-]+): (?:command )?not found\s*$"
     r"|^make(?:\[\d+\])?: (?P<maketool>[\w.+-]+): (?:No such file or directory|Command not found)\s*$"
     r"|^(?:/usr/bin/)?env: '?(?P<envtool>[\w.+-]+)'?: No such file or directory\s*$",
     re.M,
