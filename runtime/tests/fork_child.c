@@ -157,8 +157,11 @@ static void child_uses(rcl_mutex_t *m, const char *what)
     CHECK_EQ(n, 3, what);
     if (CHILD_STARTS_THREADS)
         t_excl_run(m, CHILD_THREADS, CHILD_ITERS, what);
-    else
-        t_excl_worker(0, &(struct t_excl){ .m = m, .iters = CHILD_ITERS, .threads = 1 });
+    else { /* the same forms of taking the lock, from this thread only */
+        struct t_excl x = { .m = m, .iters = CHILD_ITERS, .threads = 1 };
+        t_excl_worker(0, &x);
+        CHECK_EQ(x.counter, CHILD_ITERS, what);
+    }
 }
 
 static void child(struct world *w, int holding)
