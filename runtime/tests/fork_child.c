@@ -12,6 +12,9 @@
  *   - a lock that the forking thread held at the fork, with no other thread waiting for it, is
  *     held by the child's thread: rcl_mutex_unlock returns 0 (the child must unlock it before it
  *     or its threads take it again), and it is then as usable as a free one;
+ *   - a condition variable with no waiter at the fork (used before it) works with such a lock:
+ *     a wait is woken by a signal (a timed wait times out where the child cannot start threads),
+ *     and it can be destroyed;
  *   - new locks can be set up, used by new threads and destroyed (the runtime's own state, such
  *     as RCL client identifiers, queue-node pools and RCL servers, is usable in the child, whatever
  *     other threads were doing with it at the fork).
@@ -60,6 +63,8 @@ struct world {
     rcl_mutex_t busy;    /* in use by the background threads at every fork */
     rcl_mutex_t idle[2]; /* used before, free at the forks (idle[1] on another RCL server) */
     rcl_mutex_t held;    /* used before; held by the forking thread at half the forks */
+    rcl_cond_t cv;       /* waited on and signalled with idle[0] before the forks, no waiter at them */
+    int ready, go;       /* the condition variable's predicate (under idle[0]) */
     int warmed;          /* background threads done with their warm-up */
     int stop;
     long busy_count;     /* under busy */
@@ -141,6 +146,40 @@ static void *churn(void *arg)
     return NULL;
 }
 
+/* A wait on cv under idle[0] for `go`, and its signal: by two threads, or (index -1) by one
+ * thread, whose timed wait must time out. */
+static void cv_handshake(int index, void *arg)
+{
+    struct world *w = arg;
+    rcl_mutex_lock(&w->idle[0]);
+    if (index < 0) {
+        struct timespec deadline;
+        clock_gettime(CLOCK_REALTIME, &deadline);
+        deadline.tv_nsec += 2000000;
+        if (deadline.tv_nsec >= 1000000000) {
+            deadline.tv_sec++;
+            deadline.tv_nsec -= 1000000000;
+        }
+        int rc = rcl_cond_timedwait(&w->cv, &w->idle[0], &deadline);
+        CHECK(rc == ETIMEDOUT, "%s: timed wait with no signal returned %d", w->a->name, rc);
+    } else if (index == 0) {
+        w->ready = 1;
+        while (!w->go)
+            CHECK(rcl_cond_wait(&w->cv, &w->idle[0]) == 0, "%s: rcl_cond_wait", w->a->name);
+        w->go = 0;
+        w->ready = 0;
+    } else {
+        while (!w->ready) { /* wait for the waiter to be in: then the signal wakes it */
+            rcl_mutex_unlock(&w->idle[0]);
+            sched_yield();
+            rcl_mutex_lock(&w->idle[0]);
+        }
+        w->go = 1;
+        rcl_cond_signal(&w->cv);
+    }
+    rcl_mutex_unlock(&w->idle[0]);
+}
+
 /* ---- in the child ---- */
 
 /* Everything a child may do with a usable lock, from its own thread then from new threads. */
@@ -186,6 +225,11 @@ static void child(struct world *w, int holding)
     }
     CHECK(rcl_mutex_algorithm(unused) == w->a->alg, "%s: the unused static lock resolved to %s", alg,
           rcl_algorithm_name(rcl_mutex_algorithm(unused)));
+    if (CHILD_STARTS_THREADS)
+        t_run_threads(2, cv_handshake, w);
+    else
+        cv_handshake(-1, w);
+    CHECK(rcl_cond_destroy(&w->cv) == 0, "%s: destroying the condition variable in the child", alg);
     /* The runtime's shared state: new locks and new threads, as the churning thread had. */
     if (CHILD_STARTS_THREADS) {
         pthread_t t[2];
@@ -264,6 +308,9 @@ static void check_algorithm(const struct t_alg *a)
     t_mutex_init(&w.idle[0], -1, "fork_child.c:idle0", a->alg, 0);
     t_mutex_init(&w.idle[1], -1, "fork_child.c:idle1", a->alg, 1);
     t_mutex_init(&w.held, -1, "fork_child.c:held", a->alg, 0);
+    CHECK_EQ(rcl_cond_init(&w.cv, NULL), 0, "rcl_cond_init");
+    for (int i = 0; i < 3; i++)
+        t_run_threads(2, cv_handshake, &w);
 
     pthread_t bg[BG_THREADS], churner;
     struct t_thread_arg args[BG_THREADS];
@@ -294,9 +341,11 @@ static void check_algorithm(const struct t_alg *a)
     for (int i = 0; i < 2; i++)
         CHECK_EQ(rcl_mutex_destroy(&w.idle[i]), 0, "destroy idle in the parent");
     CHECK_EQ(rcl_mutex_destroy(&w.held), 0, "destroy held in the parent");
+    CHECK_EQ(rcl_cond_destroy(&w.cv), 0, "destroy the condition variable in the parent");
     OK("%s: %d forks from a thread holding no lock, %d holding one, while 2 threads hammered another lock "
        "(%ld sections) and %ld short-lived threads came and went: every child used the free, unused and "
-       "held locks from 1+%d threads and destroyed them (slowest child %.2f s / %.2f s)",
+       "held locks from 1+%d threads, waited on a condition variable, and destroyed them all (slowest child "
+       "%.2f s / %.2f s)",
        a->name, FORKS, FORKS, busy, w.churned, CHILD_STARTS_THREADS ? CHILD_THREADS : 0, slowest[0], slowest[1]);
 }
 
