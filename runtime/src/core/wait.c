@@ -70,7 +70,9 @@ void rcl_flag_wait(int *flag, int policy)
         return;
     }
     int expected = RCL_FLAG_WAITING;
-    if (!cas_acq_rel(flag, &expected, RCL_FLAG_PARKED))
+    /* Acquire on failure too: failing means granted meanwhile, and the granter's writes (the lock
+     * handed over, a combined section's result) must be visible when this returns. */
+    if (!__atomic_compare_exchange_n(flag, &expected, RCL_FLAG_PARKED, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
         return; /* granted meanwhile */
     while (ld_acquire(flag) != RCL_FLAG_GRANTED)
         rcl_futex_wait(flag, RCL_FLAG_PARKED, NULL);
