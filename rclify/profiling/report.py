@@ -2,7 +2,6 @@
 
 from pathlib import Path
 
-from rclify import algorithms
 from rclify.profiling import assign
 from rclify.errors import ToolMissingError
 
@@ -30,9 +29,8 @@ def table(profile: dict, lower: float = assign.DEFAULT_LOWER, upper: float = ass
     if profile.get("partial"):
         lines.append(f"  PARTIAL profile: {profile.get('partial_reason') or 'the run did not finish'}")
     rows = [("lock", "kind", "CS%", "acq", "cont%", "wait ms", "hold ms", "miss/CS", "verdict")]
-    cpus, available = assign.machine_cpus(), algorithms.names()
     for lock in profile["locks"]:
-        verdict = assign.choose(lock["cs_time_pct"], cpus, available, lower, upper)  # as `rclify assign` here
+        verdict = assign.classify(lock["cs_time_pct"], lower, upper)
         acq = lock["acquisitions"]
         nested = f" (inside {', '.join(lock['nested_in'][:2])})" if lock.get("nested_in") else ""
         label = f"{lock['id']} {lock['expression']}" if lock.get("expression") else lock["id"]
@@ -57,9 +55,8 @@ def table(profile: dict, lower: float = assign.DEFAULT_LOWER, upper: float = ass
     if not profile["locks"]:
         lines.append("  (no lock was taken)")
     lines.append(
-        f"  verdicts (rclify assign's, for this machine's {cpus} CPUs): below {lower * 100:g}% of thread time in "
-        f"a lock's sections -> posix; above -> a combining lock or rcl (hot: above {upper * 100:g}%), as the "
-        "CPU count allows; `rclify assign` writes why for each lock"
+        f"  verdicts: below {lower * 100:g}% of thread time in a lock's sections -> posix; "
+        f"above -> rcl (hot above {upper * 100:g}%)"
     )
     return "\n".join(lines)
 
