@@ -44,7 +44,6 @@
 
 #include "rcl/rcl_internal.h" /* struct rcl_lock, RCL_CLAIMING: the white-box case below */
 
-
 #define BG_THREADS 2
 #define CHILD_THREADS 3
 #ifndef FORKS
