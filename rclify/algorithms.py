@@ -7,6 +7,11 @@ It holds one line per algorithm, in enum order (RCL_ALG_POSIX = 1, then 2, ...):
     RCL_ALGORITHM(POSIX, posix, "plain pthread mutex: the default, zero overhead")
 
 C comments and preprocessor lines (the guard) are allowed around them; nothing else is.
+
+The waiting policies (POLICIES: how a thread waits for a lock another holds) are rclify.h's enum
+rcl_wait_policy, a fixed list; which of them an algorithm honours is known to the runtime only
+(its rcl_lock_ops.policies), which refuses any other at start-up, naming the lock.
+Users write a choice of both as ALG[/POLICY] (RCLIFY_LOCKS, `rclify check --locks`): parse_choice.
 """
 
 import functools
@@ -14,7 +19,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from rclify.errors import RclifyError
+from rclify.errors import RclifyError, UsageError
 from rclify.paths import RUNTIME_DIR, require
 
 REGISTRY = RUNTIME_DIR / "include" / "rclify" / "algorithms.def"
@@ -72,3 +77,54 @@ def load(path: Path = REGISTRY) -> tuple[Algorithm, ...]:
 def names() -> tuple[str, ...]:
     """The algorithm names, in enum order: ("posix", "rcl", "profile", ...)."""
     return tuple(a.name for a in load())
+
+
+def describe() -> str:
+    """Every algorithm name, for messages: "posix, rcl, profile, ..."."""
+    return ", ".join(names())
+
+
+@dataclass(frozen=True)
+class Policy:
+    name: str  # auto: as RCLIFY_LOCKS writes it (ttas/park)
+    number: int  # value of RCL_WAIT_<NAME> in rclify.h's enum rcl_wait_policy
+    description: str
+
+    @property
+    def constant(self) -> str:
+        return f"RCL_WAIT_{self.name.upper()}"
+
+
+# rclify.h's enum rcl_wait_policy, in order (tests/test_algorithms.py holds the two together).
+POLICIES = (
+    Policy("auto", 0, "the default: spin then park, at once when waiters outnumber CPUs"),
+    Policy("spin", 1, "spin only, never sleep: for threads with a CPU each"),
+    Policy("yield", 2, "spin a little, then sched_yield between checks"),
+    Policy("park", 3, "spin a little, then sleep on a futex until woken"),
+)
+DEFAULT_POLICY = "auto"
+
+
+def policy_names() -> tuple[str, ...]:
+    return tuple(p.name for p in POLICIES)
+
+
+def policy_by_constant(token: str) -> Policy | None:
+    """RCL_WAIT_PARK, or its number (3), as a lock_config.h entry may give it; None if unknown."""
+    for p in POLICIES:
+        if token == p.constant or token == str(p.number):
+            return p
+    return None
+
+
+def parse_choice(text: str, where: str) -> tuple[str, str]:
+    """ALG[/POLICY] -> (algorithm, policy), policy DEFAULT_POLICY when not given.  An unknown name is
+    a UsageError of one line: `where` (what holds the text), then what was expected."""
+    alg, slash, policy = text.partition("/")
+    if alg not in names():
+        raise UsageError(f"{where}: unknown algorithm {alg!r} (expected one of {describe()})")
+    if not slash:
+        return alg, DEFAULT_POLICY
+    if policy not in policy_names():
+        raise UsageError(f"{where}: unknown waiting policy {policy!r} (expected one of {', '.join(policy_names())})")
+    return alg, policy

@@ -7,8 +7,13 @@ Each entry is a macro the transformed code passes to the lock's initializer:
     /* assign: 31.2% of time in critical sections -> rcl */
     #define RCLIFY_LOCK_items_c_cache_lock RCL_LOCK_CONFIG("items.c:cache_lock", RCL_ALG_RCL, 0, -1)
 
-Users edit the algorithm, server and cpu fields; re-running transform or assign keeps those edits
-(merge()).  The comment lines are regenerated: `description` belongs to transform, `rationale` to
+Users edit the algorithm, server and cpu fields, and may give a lock a waiting policy (how its
+waiting threads wait: auto, spin, yield, park) with the five-field form:
+
+    #define RCLIFY_LOCK_items_c_cache_lock RCL_LOCK_CONFIG_POLICY("items.c:cache_lock", RCL_ALG_TTAS, 0, -1, RCL_WAIT_PARK)
+
+(written only for a policy other than auto, so files without policies read as before).  Re-running
+transform or assign keeps those edits (merge()).  The comment lines are regenerated: `description` belongs to transform, `rationale` to
 assign.
 
 Users may also overrule where an extracted section runs (rclify/transform/thread_state.py decides
@@ -33,9 +38,10 @@ from rclify.templates import templates
 GUARD = "RCLIFY_LOCK_CONFIG_H"
 NO_OVERRIDE = "config"  # the `rclify check --locks` value meaning "lock_config.h as written"
 
+# RCL_LOCK_CONFIG("id", RCL_ALG_X, server, cpu) or RCL_LOCK_CONFIG_POLICY(..., cpu, RCL_WAIT_Y)
 _ENTRY = re.compile(
-    r'^#define\s+RCLIFY_LOCK_(?P<macro>\w+)\s+RCL_LOCK_CONFIG\(\s*"(?P<id>[^"]*)"\s*,\s*'
-    r"RCL_ALG_(?P<alg>\w+)\s*,\s*(?P<server>-?\d+)\s*,\s*(?P<cpu>-?\d+)\s*\)\s*$"
+    r'^#define\s+RCLIFY_LOCK_(?P<macro>\w+)\s+RCL_LOCK_CONFIG(?P<five>_POLICY)?\(\s*"(?P<id>[^"]*)"\s*,\s*'
+    r"(?P<alg>\w+)\s*,\s*(?P<server>-?\d+)\s*,\s*(?P<cpu>-?\d+)\s*(?:,\s*(?P<policy>\w+)\s*)?\)\s*$"
 )
 _COMMENT = re.compile(r"^/\* (?P<text>.*) \*/$")
 _SECTION = re.compile(r"^#\s*define\s+RCLIFY_SECTION_(?P<name>\w+?)_(?P<where>ON_SERVER|ON_CALLER)\b\s*(?P<rest>.*)$")
@@ -50,6 +56,12 @@ class LockEntry:
     cpu: int = -1
     description: str = ""  # what transform knows: expression, region counts
     rationale: str = ""  # why assign chose the algorithm
+    policy: str = algorithms.DEFAULT_POLICY  # waiting policy: auto, spin, yield, park
+
+    @property
+    def choice(self) -> str:
+        """ALG, or ALG/POLICY for a policy other than auto (as RCLIFY_LOCKS writes them)."""
+        return self.algorithm if self.policy == algorithms.DEFAULT_POLICY else f"{self.algorithm}/{self.policy}"
 
     @property
     def macro(self) -> str:
@@ -63,6 +75,15 @@ class LockEntry:
     @property
     def constant(self) -> str:
         return f"RCL_ALG_{self.algorithm.upper()}"
+
+    @property
+    def config(self) -> str:
+        """The entry's value: RCL_LOCK_CONFIG(...), or RCL_LOCK_CONFIG_POLICY(...) for a policy other
+        than auto (an entry without a policy is written as before policies existed)."""
+        fields = f'"{self.lock_id}", {self.constant}, {self.server}, {self.cpu}'
+        if self.policy == algorithms.DEFAULT_POLICY:
+            return f"RCL_LOCK_CONFIG({fields})"
+        return f"RCL_LOCK_CONFIG_POLICY({fields}, RCL_WAIT_{self.policy.upper()})"
 
 
 @dataclass(frozen=True)
@@ -93,7 +114,7 @@ def render(entries: list[LockEntry], sections: list[SectionOverride] = ()) -> st
     section overrides sorted by section."""
     shown = [replace(e, rationale=_comment_safe(e.rationale)) for e in sorted(entries, key=lambda e: e.lock_id)]
     template = templates().get_template("config/lock_config.h.j2")
-    return template.render(guard=GUARD, entries=shown, algorithms=algorithms.load(),
+    return template.render(guard=GUARD, entries=shown, algorithms=algorithms.load(), policies=algorithms.POLICIES,
                            sections=sorted(sections, key=lambda s: s.section))
 
 
@@ -124,8 +145,29 @@ def read_sections(path: Path) -> list[SectionOverride]:
     return parse_sections(path.read_text(), str(path))
 
 
+def _entry(match: re.Match, where: str) -> LockEntry:
+    """The entry of a matched line; an unknown algorithm or waiting policy is an error of one line
+    naming the lock and listing what is known."""
+    lock = f'{where}: lock "{match["id"]}"'
+    alg = match["alg"]
+    known = [a.constant for a in algorithms.load()]
+    if alg not in known:
+        raise UsageError(f"{lock}: unknown algorithm {alg} (expected one of {', '.join(known)})")
+    policy = algorithms.DEFAULT_POLICY
+    if match["five"]:
+        found = algorithms.policy_by_constant(match["policy"])
+        if found is None:
+            raise UsageError(f"{lock}: unknown waiting policy {match['policy']} "
+                             f"(expected one of {', '.join(p.constant for p in algorithms.POLICIES)})")
+        policy = found.name
+    return LockEntry(match["id"], alg[len("RCL_ALG_"):].lower(), int(match["server"]), int(match["cpu"]),
+                     policy=policy)
+
+
 def parse(text: str, source: str = "lock_config.h") -> list[LockEntry]:
-    """Reads the entries back; a malformed entry line is an error naming the line."""
+    """Reads the entries back; a malformed entry line is an error naming the line, an unknown
+    algorithm or policy one naming the line and the lock.  (Whether the algorithm honours the
+    policy is the runtime's to say: it refuses the lock at start-up, naming it.)"""
     entries: list[LockEntry] = []
     comments: list[str] = []
     for number, raw in enumerate(text.splitlines(), 1):
@@ -136,12 +178,9 @@ def parse(text: str, source: str = "lock_config.h") -> list[LockEntry]:
             continue
         if line.startswith("#define RCLIFY_LOCK_") and line != f"#define {GUARD}":
             match = _ENTRY.match(line)
-            if not match:
+            if not match or bool(match["five"]) != bool(match["policy"]):
                 raise UsageError(f"{source}:{number}: cannot read this lock entry: {line}")
-            alg = match.group("alg").lower()
-            if alg not in algorithms.names():
-                raise UsageError(f"{source}:{number}: unknown algorithm RCL_ALG_{match.group('alg')}")
-            entry = LockEntry(match.group("id"), alg, int(match.group("server")), int(match.group("cpu")))
+            entry = _entry(match, f"{source}:{number}")
             for text_line in comments:
                 if text_line.startswith("assign: "):
                     entry.rationale = text_line[len("assign: ") :]
@@ -161,7 +200,7 @@ def read(path: Path) -> list[LockEntry]:
 
 
 def merge(generated: list[LockEntry], existing: list[LockEntry]) -> list[LockEntry]:
-    """Fresh entries from transform, with the user's algorithm/server/cpu and assign's rationale kept.
+    """Fresh entries from transform, with the user's algorithm/server/cpu/policy and assign's rationale kept.
 
     Entries of locks that no longer exist in the source are dropped.
     """
@@ -171,6 +210,7 @@ def merge(generated: list[LockEntry], existing: list[LockEntry]) -> list[LockEnt
         previous = old.get(entry.lock_id)
         if previous:
             entry.algorithm, entry.server, entry.cpu = previous.algorithm, previous.server, previous.cpu
+            entry.policy = previous.policy
             entry.rationale = entry.rationale or previous.rationale
         merged.append(entry)
     return merged
@@ -184,18 +224,17 @@ def write(path: Path, entries: list[LockEntry]) -> None:
 
 def validate_override(spec: str) -> str:
     """An RCLIFY_LOCKS value (`rclify check --locks`), checked as the runtime will
-    (PATTERN=ALG[:SERVER[@CPU]],...); NO_OVERRIDE means lock_config.h as written."""
+    (PATTERN=ALG[/POLICY][:SERVER[@CPU]],...); NO_OVERRIDE means lock_config.h as written.
+    Whether ALG honours POLICY only the runtime knows: it refuses the entry at start-up."""
     if spec == NO_OVERRIDE:
         return spec
     entries = [e.strip() for e in spec.split(",")]
     for entry in entries:
         pattern, eq, value = entry.rpartition("=")
-        m = re.fullmatch(r"(?P<alg>\w+)(?::(?P<server>\d+)(?:@(?P<cpu>\d+))?)?", value)
+        m = re.fullmatch(r"(?P<choice>\w+(?:/\w+)?)(?::(?P<server>\d+)(?:@(?P<cpu>\d+))?)?", value)
         if not eq or not pattern or not m:
-            raise UsageError(f"--locks {spec!r}: bad entry {entry!r}: expected PATTERN=ALG[:SERVER[@CPU]]")
-        if m["alg"] not in algorithms.names():
-            raise UsageError(f"--locks {spec!r}: unknown algorithm {m['alg']!r} "
-                             f"(expected {', '.join(algorithms.names())})")
+            raise UsageError(f"--locks {spec!r}: bad entry {entry!r}: expected PATTERN=ALG[/POLICY][:SERVER[@CPU]]")
+        algorithms.parse_choice(m["choice"], f"--locks {spec!r}: entry {entry!r}")
         if m["server"] and int(m["server"]) > 63:
             raise UsageError(f"--locks {spec!r}: server must be an integer from 0 to 63")
     return spec

@@ -115,3 +115,45 @@ def test_parser_errors_name_the_line(tmp_path, text, error):
     path.write_text(text)
     with pytest.raises(RclifyError, match=error):
         algorithms.load(path)
+
+
+def test_policies_are_the_runtime_enum():
+    """rclify.algorithms.POLICIES is rclify.h's enum rcl_wait_policy, names and numbers."""
+    import re
+    from rclify.paths import RUNTIME_DIR
+
+    header = (RUNTIME_DIR / "include" / "rclify.h").read_text()
+    body = re.search(r"enum rcl_wait_policy\s*\{(?P<body>[^}]*)\}", header)["body"]
+    constants = [c.split("=")[0].strip() for c in body.split(",") if c.strip()]
+    assert constants == [p.constant for p in algorithms.POLICIES] + ["RCL_WAIT_COUNT"]
+    assert [p.number for p in algorithms.POLICIES] == list(range(len(algorithms.POLICIES)))
+    assert algorithms.DEFAULT_POLICY == algorithms.POLICIES[0].name == "auto"  # RCL_LOCK_CONFIG's RCL_WAIT_AUTO
+
+
+@needs_cc
+def test_policy_numbers_compile_to_the_runtime_constants(tmp_path):
+    from rclify.paths import RUNTIME_DIR
+
+    asserts = "".join(f'_Static_assert({p.constant} == {p.number}, "{p.name}");\n' for p in algorithms.POLICIES)
+    (tmp_path / "p.c").write_text(f'#include <rclify.h>\n{asserts}_Static_assert(RCL_WAIT_COUNT == '
+                                  f'{len(algorithms.POLICIES)}, "count");\n')
+    subprocess.run(["cc", "-std=c11", "-Wall", "-Werror", f"-I{RUNTIME_DIR / 'include'}", "-c", "p.c"],
+                   cwd=tmp_path, check=True)
+
+
+@pytest.mark.parametrize(
+    "text, result",
+    [("posix", ("posix", "auto")), ("ttas/park", ("ttas", "park")), ("rcl/auto", ("rcl", "auto")),
+     ("nosuch", "where: unknown algorithm 'nosuch' (expected one of posix, rcl, "),
+     ("ttas/nap", "where: unknown waiting policy 'nap' (expected one of auto, spin, yield, park)"),
+     ("nosuch/park", "where: unknown algorithm 'nosuch'")],
+)
+def test_parse_choice(text, result):
+    from rclify.errors import UsageError
+
+    if isinstance(result, tuple):
+        assert algorithms.parse_choice(text, "where") == result
+    else:
+        with pytest.raises(UsageError) as info:
+            algorithms.parse_choice(text, "where")
+        assert str(info.value).startswith(result)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from rclify import cli, lock_config
+from rclify import algorithms, cli, lock_config
 from rclify.profiling import assign, profile
 from rclify.errors import UsageError
 from rclify.lock_config import LockEntry
@@ -35,6 +35,23 @@ def choices(decisions):
     return {d.lock_id: (d.verdict.algorithm, d.server) for d in decisions}
 
 
+# Machines and runtimes of the decisions, given explicitly so that no test depends on the CPUs of
+# the machine running it, nor on whether the combining lock (assign.COMBINING) is registered yet.
+BIG = 16  # CPUs: a core to spare for each RCL server
+RCL_ONLY = ("posix", "rcl", "profile")  # a runtime without the combining lock: contended locks go to RCL
+WITH_COMBINING = ("posix", "rcl", "profile", assign.COMBINING)
+
+
+def registry(monkeypatch, with_combining: bool):
+    """Makes the registry (rclify.algorithms.load) hold the combining lock, or not, whatever this
+    checkout's algorithms.def says: for the tests that go through the CLI, which reads the registry.
+    Only the names matter here (lock_config.h entries name algorithms; nothing is compiled)."""
+    real = tuple(a for a in algorithms.load() if a.name != assign.COMBINING)
+    extra = (algorithms.Algorithm(assign.COMBINING.upper(), assign.COMBINING, "combining lock (test registry)",
+                                  len(real) + 1),) if with_combining else ()
+    monkeypatch.setattr(algorithms, "load", lambda path=algorithms.REGISTRY: real + extra)
+
+
 # two independent hot locks, a nested pair (hot outer, warm inner), two cold locks
 LOCKS = [lock("a.c:hot1", 70), lock("a.c:hot2", 65), lock("a.c:outer", 30), lock("a.c:inner", 20, ["a.c:outer"]),
          lock("a.c:cold1", 2), lock("a.c:cold2", 0.1, ["a.c:outer"])]
@@ -42,7 +59,7 @@ LOCKS = [lock("a.c:hot1", 70), lock("a.c:hot2", 65), lock("a.c:outer", 30), lock
 
 def test_thresholds_and_servers(tmp_path):
     prof = profile.load(make_profile(tmp_path, LOCKS))
-    decisions, _ = assign.decide(prof, None, max_servers=3)
+    decisions, _ = assign.decide(prof, None, max_servers=3, cpus=BIG, available=RCL_ONLY)
     got = choices(decisions)
     assert got["a.c:cold1"] == ("posix", None) and got["a.c:cold2"] == ("posix", None)
     assert {got[k][0] for k in ("a.c:hot1", "a.c:hot2", "a.c:outer", "a.c:inner")} == {"rcl"}
@@ -54,14 +71,15 @@ def test_thresholds_and_servers(tmp_path):
 
 def test_never_more_servers_than_useful_or_allowed(tmp_path):
     prof = profile.load(make_profile(tmp_path, LOCKS))
-    servers = {d.server for d in assign.decide(prof, None, max_servers=8)[0] if d.server is not None}
+    servers = {d.server for d in assign.decide(prof, None, max_servers=8, cpus=BIG, available=RCL_ONLY)[0]
+               if d.server is not None}
     assert servers == {0, 1, 2}  # three independent groups: three servers, not eight
-    two, _ = assign.decide(prof, None, max_servers=2)
+    two, _ = assign.decide(prof, None, max_servers=2, cpus=BIG, available=RCL_ONLY)
     got = choices(two)
     assert {s for _, s in got.values() if s is not None} == {0, 1}
     assert got["a.c:hot1"][1] != got["a.c:hot2"][1]  # the two heaviest independent locks apart
     assert got["a.c:outer"][1] == got["a.c:inner"][1]
-    one, _ = assign.decide(prof, None, max_servers=1)
+    one, _ = assign.decide(prof, None, max_servers=1, cpus=BIG, available=RCL_ONLY)
     assert {d.server for d in one if d.server is not None} == {0}
     assert assign.default_max_servers() >= 1
 
@@ -91,7 +109,7 @@ def test_locks_missing_from_the_config_are_left_out_with_a_warning(tmp_path, cap
     path = make_profile(tmp_path, [*LOCKS, lock("(anonymous)", 40)])
     config = tmp_path / "lock_config.h"
     lock_config.write(config, [LockEntry("b.c:x"), LockEntry("a.c:hot1"), LockEntry("a.c:cold1")])
-    assert cli.main(["assign", str(path), "--config", str(config)]) == 0
+    assert cli.main(["assign", str(path), "--config", str(config), "--cpus", str(BIG)]) == 0
     out, err = capsys.readouterr()
     assert err.splitlines() == [
         f"rclify assign: warning: 5 profiled locks not matched to {config}, left out: a.c:hot2, (anonymous), "
@@ -109,7 +127,7 @@ def test_config_updated_hand_edits_kept(tmp_path, capsys):
     config = tmp_path / "lock_config.h"
     ids = [l["id"] for l in LOCKS] + ["a.c:never_used"]
     lock_config.write(config, [LockEntry(i, description="from transform") for i in ids])
-    assert cli.main(["assign", str(path), "--config", str(config), "--max-servers", "3"]) == 0
+    assert cli.main(["assign", str(path), "--config", str(config), "--max-servers", "3", "--cpus", str(BIG)]) == 0
     entries = {e.lock_id: e for e in lock_config.read(config)}
     assert entries["a.c:hot1"].algorithm == "rcl" and entries["a.c:cold1"].algorithm == "posix"
     assert "70.0% of thread time" in entries["a.c:hot1"].rationale
@@ -120,12 +138,12 @@ def test_config_updated_hand_edits_kept(tmp_path, capsys):
     hot1 = entries["a.c:hot1"]
     text = text.replace(f'"a.c:hot1", RCL_ALG_RCL, {hot1.server}, -1', f'"a.c:hot1", RCL_ALG_RCL, {hot1.server}, 3')
     config.write_text(text)
-    assert cli.main(["assign", str(path), "--config", str(config), "--max-servers", "3"]) == 0
+    assert cli.main(["assign", str(path), "--config", str(config), "--max-servers", "3", "--cpus", str(BIG)]) == 0
     assert "kept your edit (posix)" in capsys.readouterr().out
     entries = {e.lock_id: e for e in lock_config.read(config)}
     assert entries["a.c:hot2"].algorithm == "posix" and "hand edit kept" in entries["a.c:hot2"].rationale
     assert entries["a.c:hot1"].cpu == 3
-    assert cli.main(["assign", str(path), "--config", str(config), "--force"]) == 0
+    assert cli.main(["assign", str(path), "--config", str(config), "--force", "--cpus", str(BIG)]) == 0
     assert {e.lock_id: e for e in lock_config.read(config)}["a.c:hot2"].algorithm == "rcl"
 
 
@@ -135,7 +153,7 @@ def test_preload_ids_matched_by_variable_name(tmp_path, capsys):
     path = make_profile(tmp_path, locks, source="preload")
     config = tmp_path / "lock_config.h"
     lock_config.write(config, [LockEntry("x.c:hot_lock"), LockEntry("x.c:locks[]")])
-    assert cli.main(["assign", str(path), "--config", str(config)]) == 0
+    assert cli.main(["assign", str(path), "--config", str(config), "--cpus", str(BIG)]) == 0
     err = capsys.readouterr().err
     assert "not matched" in err and "libfoo.so:internal" in err
     entries = {e.lock_id: e for e in lock_config.read(config)}
@@ -148,8 +166,9 @@ def test_end_to_end_on_the_fixture_programs(tmp_path):
     for name in ("one_hot", "two_hot"):
         bins[name] = tmp_path / name
         subprocess.run(["gcc", "-g", "-O1", "-pthread", str(FIXTURES / f"{name}.c"), "-o", str(bins[name])], check=True)
+    # the placement of RCL locks is checked here: a big machine, a runtime without the combining lock
     one = profile.run([str(bins["one_hot"])])
-    got = choices(assign.decide(one, None)[0])
+    got = choices(assign.decide(one, None, cpus=BIG, available=RCL_ONLY)[0])
     assert got.pop("one_hot.c:hot_lock") == ("rcl", 0)
     assert {alg for alg, _ in got.values()} == {"posix"}
 
@@ -158,7 +177,7 @@ def test_end_to_end_on_the_fixture_programs(tmp_path):
     # machine, and 3-25% at load 7 (measured: lock_a fell to 3.25%), the idle one 0.01-0.03%; a
     # lower threshold of 1% separates them by two orders of magnitude whatever the load
     locks = {l.get("expression") or l["id"]: l["id"] for l in two["locks"]}
-    decisions, _ = assign.decide(two, None, lower=0.01, max_servers=3)
+    decisions, _ = assign.decide(two, None, lower=0.01, max_servers=3, cpus=BIG, available=RCL_ONLY)
     got = choices(decisions)
     a, b = got["two_hot.c:lock_a"], got["two_hot.c:lock_b"]
     outer, inner = got[locks["&outer"]], got[locks["&inner"]]
@@ -166,6 +185,98 @@ def test_end_to_end_on_the_fixture_programs(tmp_path):
     assert {a[0], b[0], outer[0], inner[0]} == {"rcl"}
     assert outer[1] == inner[1]
     assert len({a[1], b[1], outer[1]}) == 3
-    two_servers = choices(assign.decide(two, None, lower=0.01, max_servers=2)[0])
+    two_servers = choices(assign.decide(two, None, lower=0.01, max_servers=2, cpus=BIG, available=RCL_ONLY)[0])
     assert two_servers[locks["&outer"]][1] == two_servers[locks["&inner"]][1]
     assert {s for _, s in two_servers.values() if s is not None} == {0, 1}
+
+
+# ---- posix, a combining lock or RCL: the time share and the CPU count decide -----------------------
+
+
+@pytest.mark.parametrize(
+    "pct, cpus, available, algorithm, because",
+    [
+        (2, BIG, WITH_COMBINING, "posix", "below the lower threshold 15%: cold"),
+        (2, 2, WITH_COMBINING, "posix", "below the lower threshold 15%: cold"),
+        (70, BIG, WITH_COMBINING, "rcl", "RCL expected to beat every other lock"),
+        (70, 3, WITH_COMBINING, "rcl", "3 CPUs leave a core for its server"),
+        (30, BIG, WITH_COMBINING, assign.COMBINING, "without setting a core aside for a server"),
+        (70, 2, WITH_COMBINING, assign.COMBINING, "on 2 CPUs an RCL server would take one of the two cores"),
+        (30, 2, WITH_COMBINING, assign.COMBINING, "on 2 CPUs an RCL server would take one of the two cores"),
+        (30, 1, WITH_COMBINING, assign.COMBINING, "on 1 CPU an RCL server would take the only core"),
+        # a runtime without the combining lock: RCL, as before there was a choice, and the comment says so
+        (30, BIG, RCL_ONLY, "rcl", f"RCL may help (this runtime has no combining lock, {assign.COMBINING})"),
+        (70, 2, RCL_ONLY, "rcl", f"but this runtime has no combining lock ({assign.COMBINING}): RCL all the same"),
+    ],
+)
+def test_choice_of_algorithm(pct, cpus, available, algorithm, because):
+    verdict = assign.choose(pct, cpus, available)
+    assert verdict.algorithm == algorithm
+    assert because in verdict.why
+    assert verdict.heat == ("cold" if pct < 15 else "warm" if pct < 60 else "hot")
+
+
+def test_thresholds_move_the_bands():
+    assert assign.choose(10, BIG, WITH_COMBINING, lower=0.05, upper=0.08).algorithm == "rcl"
+    assert assign.choose(6, BIG, WITH_COMBINING, lower=0.05, upper=0.08).algorithm == assign.COMBINING
+    assert assign.choose(6, 2, WITH_COMBINING, lower=0.10).algorithm == "posix"
+
+
+def test_only_rcl_locks_get_servers(tmp_path):
+    prof = profile.load(make_profile(tmp_path, LOCKS))
+    decisions, _ = assign.decide(prof, None, cpus=BIG, available=WITH_COMBINING)
+    got = choices(decisions)
+    assert got["a.c:hot1"][0] == got["a.c:hot2"][0] == "rcl" and got["a.c:hot1"][1] != got["a.c:hot2"][1]
+    assert got["a.c:outer"] == got["a.c:inner"] == (assign.COMBINING, None)
+    assert got["a.c:cold1"] == ("posix", None)
+    small, _ = assign.decide(prof, None, cpus=2, available=WITH_COMBINING)
+    assert {alg for alg, server in choices(small).values() if server is None} == {"posix", assign.COMBINING}
+    assert all(server is None for _, server in choices(small).values())  # no RCL server on 2 CPUs
+
+
+def test_cpus_option_and_the_comment_written_for_each_lock(tmp_path, capsys, monkeypatch):
+    registry(monkeypatch, with_combining=True)
+    path = make_profile(tmp_path, LOCKS)
+    config = tmp_path / "lock_config.h"
+    lock_config.write(config, [LockEntry(l["id"]) for l in LOCKS])
+    assert cli.main(["assign", str(path), "--config", str(config), "--cpus", "2"]) == 0
+    assert f"a.c:hot1     70.0%  hot   -> {assign.COMBINING}" in capsys.readouterr().out
+    text = config.read_text()
+    assert f'"a.c:hot1", RCL_ALG_{assign.COMBINING.upper()}, 0, -1)' in text
+    entries = {e.lock_id: e for e in lock_config.read(config)}
+    assert "on 2 CPUs an RCL server would take one of the two cores" in entries["a.c:hot1"].rationale
+    assert entries["a.c:hot1"].rationale.endswith(f"-> {assign.COMBINING}")
+    assert entries["a.c:cold1"].algorithm == "posix"
+
+    # the same profile for a 16-CPU machine: the hot locks move to RCL servers (not a hand edit:
+    # the comment says assign chose the combining lock), the warm ones stay on the combining lock
+    assert cli.main(["assign", str(path), "--config", str(config), "--cpus", "16"]) == 0
+    entries = {e.lock_id: e for e in lock_config.read(config)}
+    assert entries["a.c:hot1"].algorithm == "rcl" and "16 CPUs leave a core for its server" in entries["a.c:hot1"].rationale
+    assert entries["a.c:outer"].algorithm == assign.COMBINING and "without setting a core aside" in entries["a.c:outer"].rationale
+    assert cli.main(["assign", str(path), "--config", str(config), "--cpus", "0"]) == 2
+    assert "--cpus must be at least 1" in capsys.readouterr().err
+
+
+def test_a_hand_set_waiting_policy_is_kept_with_its_algorithm(tmp_path, capsys, monkeypatch):
+    registry(monkeypatch, with_combining=False)
+    path = make_profile(tmp_path, LOCKS)
+    config = tmp_path / "lock_config.h"
+    lock_config.write(config, [LockEntry("a.c:hot1"), LockEntry("a.c:cold1")])
+    assert cli.main(["assign", str(path), "--config", str(config), "--cpus", str(BIG)]) == 0
+    text = config.read_text().replace('RCL_LOCK_CONFIG("a.c:hot1", RCL_ALG_RCL, 0, -1)',
+                                      'RCL_LOCK_CONFIG_POLICY("a.c:hot1", RCL_ALG_TTAS, 0, -1, RCL_WAIT_PARK)')
+    text = text.replace('RCL_LOCK_CONFIG("a.c:cold1", RCL_ALG_POSIX, 0, -1)',
+                        'RCL_LOCK_CONFIG_POLICY("a.c:cold1", RCL_ALG_POSIX, 0, -1, RCL_WAIT_AUTO)')
+    config.write_text(text)
+    capsys.readouterr()
+    assert cli.main(["assign", str(path), "--config", str(config), "--cpus", str(BIG)]) == 0
+    assert "a.c:hot1: kept your edit (ttas/park); assign would choose rcl on server 0" in capsys.readouterr().out
+    entries = {e.lock_id: e for e in lock_config.read(config)}
+    assert (entries["a.c:hot1"].algorithm, entries["a.c:hot1"].policy) == ("ttas", "park")
+    assert entries["a.c:hot1"].rationale.endswith("hand edit kept (ttas/park) -> rcl on server 0")
+    assert (entries["a.c:cold1"].algorithm, entries["a.c:cold1"].policy) == ("posix", "auto")  # auto: no edit
+    assert cli.main(["assign", str(path), "--config", str(config), "--cpus", str(BIG), "--force"]) == 0
+    entries = {e.lock_id: e for e in lock_config.read(config)}
+    assert (entries["a.c:hot1"].algorithm, entries["a.c:hot1"].policy) == ("rcl", "auto")
+    assert 'RCL_LOCK_CONFIG("a.c:hot1", RCL_ALG_RCL, 0, -1)' in config.read_text()

@@ -1,4 +1,4 @@
-"""rclify assign: choose posix or RCL, and an RCL server, for each lock from a profile."""
+"""rclify assign: choose posix, a combining lock or RCL (and an RCL server) for each lock from a profile."""
 
 import sys
 from pathlib import Path
@@ -10,15 +10,20 @@ from rclify.errors import UsageError
 def add_parser(sub):
     p = sub.add_parser(
         "assign",
-        help="choose posix / rcl and RCL servers per lock from a profile; update lock_config.h",
+        help="choose posix / a combining lock / rcl and RCL servers per lock from a profile; update lock_config.h",
         description="Reads profile.json (rclify profile, or a run with RCLIFY_LOCKS='*=profile') and "
         "updates the algorithm, server and rationale of each profiled lock in lock_config.h, keeping "
-        "hand edits.  Thresholds are fractions of all threads' time in a lock's critical sections.",
+        "hand edits (an algorithm or server changed since the last assign, any waiting policy).  "
+        "Thresholds are fractions of all threads' time in a lock's critical sections: below --lower "
+        "posix; above it a combining lock, or RCL above --upper on machines with a core to spare "
+        "for its server (3 CPUs or more).  The comment above each lock says why.",
     )
     p.add_argument("profile", type=Path, help="profile.json")
     p.add_argument("--config", type=Path, help="lock_config.h to update (default: ./lock_config.h if present)")
     p.add_argument("--lower", type=float, default=assign.DEFAULT_LOWER, help="below: posix (default 0.15)")
     p.add_argument("--upper", type=float, default=assign.DEFAULT_UPPER, help="above: RCL best of all (default 0.60)")
+    p.add_argument("--cpus", type=int, default=None,
+                   help="CPUs of the machine the program will run on (default: this machine's)")
     p.add_argument("--max-servers", type=int, default=None, help="RCL servers at most (default: CPUs - 1, at least 1)")
     p.add_argument("--force", action="store_true", help="override hand edits of algorithm/server too")
     p.add_argument("--dry-run", action="store_true", help="show the decisions, write nothing")
@@ -36,7 +41,7 @@ def run(args) -> int:
     from rclify import lock_config
 
     config_ids = [e.lock_id for e in lock_config.read(config)] if config else None
-    decisions, matching = assign.decide(prof, config_ids, args.lower, args.upper, args.max_servers)
+    decisions, matching = assign.decide(prof, config_ids, args.lower, args.upper, args.max_servers, cpus=args.cpus)
 
     if prof.get("partial"):
         print(f"note: {args.profile} is a partial profile ({prof.get('partial_reason')}): figures cover part of the run")

@@ -1,11 +1,18 @@
 """Choosing an algorithm and an RCL server per lock from a profile (paper §5.4.1 and §5.4.5).
 
 Per lock, the share of all threads' time spent in its critical sections, acquisition included
-(cs_time_pct), is compared with two thresholds measured on the paper's microbenchmark:
-  below `lower` (15%)           cold: POSIX locks do not collapse       -> posix
+(cs_time_pct: the paper's measure of contention), is compared with two thresholds measured on the
+paper's microbenchmark, and the machine's CPU count decides what a contended lock can afford
+(choose(), a pure function):
+  below `lower` (15%)           cold: POSIX locks do not collapse            -> posix
   from `lower` to `upper` (60%) warm: POSIX collapses, RCL may help, other
-                                algorithms might help as much          -> rcl
-  `upper` and above             hot: RCL expected to beat every other  -> rcl
+                                algorithms might help as much               -> the combining lock
+  `upper` and above             hot: RCL expected to beat every other lock  -> rcl
+  warm or hot on 2 CPUs or fewer: RCL's server needs a core of its own, half
+                                the machine or more; a combining lock runs
+                                the sections on a thread that waits anyway  -> the combining lock
+The combining lock is COMBINING (CC-Synch, the paper's best combining lock); where the runtime
+does not have it (not registered in algorithms.def), RCL as before, and the comment says so.
 RCL locks are then placed on servers.  Locks taken inside one another share a server (one
 connected group); independent groups are spread over the servers, heaviest first onto the least
 loaded one, so that one server does not serialise independent sections (false serialisation).
@@ -16,16 +23,18 @@ import os
 import re
 from dataclasses import dataclass, field
 
-from rclify import lock_config
+from rclify import algorithms, lock_config
 from rclify.errors import UsageError
 from rclify.lock_config import LockEntry
 
 DEFAULT_LOWER, DEFAULT_UPPER = 0.15, 0.60
+COMBINING = "ccsynch"  # the combining lock chosen where a core for an RCL server does not pay
+RCL_MIN_CPUS = 3  # fewer: an RCL server would take half the machine or more
 
 
 @dataclass
 class Verdict:
-    algorithm: str  # posix | rcl
+    algorithm: str  # a registered algorithm name: posix, rcl, COMBINING
     heat: str  # cold | warm | hot
     why: str
 
@@ -43,7 +52,7 @@ class Decision:
 
     @property
     def choice(self) -> str:
-        return f"rcl on server {self.server}" if self.verdict.algorithm == "rcl" else "posix"
+        return f"rcl on server {self.server}" if self.verdict.algorithm == "rcl" else self.verdict.algorithm
 
     @property
     def rationale(self) -> str:
@@ -63,16 +72,21 @@ def check_thresholds(lower: float, upper: float) -> None:
         )
 
 
-def default_max_servers() -> int:
+def machine_cpus() -> int:
+    """The CPUs this process may run on."""
     try:
-        cpus = len(os.sched_getaffinity(0))
+        return len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
-        cpus = os.cpu_count() or 1
-    return max(1, cpus - 1)
+        return os.cpu_count() or 1
+
+
+def default_max_servers(cpus: int | None = None) -> int:
+    return max(1, (cpus or machine_cpus()) - 1)
 
 
 def classify(pct: float, lower: float = DEFAULT_LOWER, upper: float = DEFAULT_UPPER) -> Verdict:
-    """pct: percent of thread time in the lock's critical sections (acquisition included)."""
+    """The paper's verdict from the time share alone (posix or RCL, as `rclify report` shows it).
+    pct: percent of thread time in the lock's critical sections (acquisition included)."""
     share = pct / 100.0
     lo, up = f"{lower * 100:g}%", f"{upper * 100:g}%"
     if share < lower:
@@ -80,6 +94,34 @@ def classify(pct: float, lower: float = DEFAULT_LOWER, upper: float = DEFAULT_UP
     if share < upper:
         return Verdict("rcl", "warm", f">= {lo}, < {up}: warm, POSIX collapses here, RCL may help")
     return Verdict("rcl", "hot", f">= the upper threshold {up}: hot, RCL expected to beat other locks")
+
+
+def choose(pct: float, cpus: int, available: tuple[str, ...], lower: float = DEFAULT_LOWER,
+           upper: float = DEFAULT_UPPER) -> Verdict:
+    """The algorithm for a lock with pct percent of thread time in its sections, on a machine of
+    `cpus` CPUs whose runtime has the `available` algorithms (algorithms.names()); `why` says why,
+    for the comment assign writes above the lock."""
+    paper = classify(pct, lower, upper)
+    if paper.heat == "cold":
+        return paper
+    heat, lo, up = paper.heat, f"{lower * 100:g}%", f"{upper * 100:g}%"
+    band = f">= the upper threshold {up}: hot" if heat == "hot" else f">= {lo}, < {up}: warm, POSIX collapses here"
+    combining = COMBINING in available
+    if cpus < RCL_MIN_CPUS:
+        why = (f"{band}; on {cpus} CPU{'s' if cpus != 1 else ''} an RCL server would take "
+               f"{'the only' if cpus == 1 else 'one of the two'} core{'' if cpus == 1 else 's'} from the program's threads")
+        if combining:
+            return Verdict(COMBINING, heat, f"{why}: a combining lock runs the sections on a thread that waits "
+                                            "for the lock anyway, no core set aside")
+        return Verdict("rcl", heat, f"{why}, but this runtime has no combining lock ({COMBINING}): RCL all the same")
+    if heat == "hot":
+        return Verdict("rcl", heat, f"{band}, RCL expected to beat every other lock (the paper: 3.2x the next "
+                                    f"best); {cpus} CPUs leave a core for its server")
+    if combining:
+        return Verdict(COMBINING, heat, f"{band}; below {up} a combining lock gets most of RCL's gain (sections "
+                                        "run in batches on one thread, their data stays in its cache) without "
+                                        "setting a core aside for a server")
+    return Verdict("rcl", heat, f"{band}, RCL may help (this runtime has no combining lock, {COMBINING})")
 
 
 def figures(lock: dict) -> str:
@@ -179,13 +221,23 @@ def decide(
     lower: float = DEFAULT_LOWER,
     upper: float = DEFAULT_UPPER,
     max_servers: int | None = None,
+    cpus: int | None = None,
+    available: tuple[str, ...] | None = None,
 ) -> tuple[list[Decision], Matching]:
     """Decisions for the configured locks the profile saw (every profile lock when config_ids is None).
     Profile locks the configuration lacks are left out (matching.unmatched, .ambiguous: the caller
-    warns); only a profile none of whose locks is configured is refused."""
+    warns); only a profile none of whose locks is configured is refused.  cpus: of the machine the
+    program will run on (default: this one); available: the runtime's algorithms (default: the
+    registry's)."""
     check_thresholds(lower, upper)
+    if cpus is None:
+        cpus = machine_cpus()
+    if cpus < 1:
+        raise UsageError(f"--cpus must be at least 1, got {cpus}")
+    if available is None:
+        available = algorithms.names()
     if max_servers is None:
-        max_servers = default_max_servers()
+        max_servers = default_max_servers(cpus)
     if not 1 <= max_servers <= 64:
         raise UsageError(f"--max-servers must be between 1 and 64 (RCL_MAX_SERVERS), got {max_servers}")
     if config_ids is None:
@@ -210,7 +262,7 @@ def decide(
     decisions = []
     for cid, locks in by_config.items():
         lock = _merged(locks)
-        verdict = classify(lock["cs_time_pct"], lower, upper)
+        verdict = choose(lock["cs_time_pct"], cpus, available, lower, upper)
         decisions.append(Decision(cid, [l["id"] for l in locks], lock["cs_time_pct"], verdict, figures(lock)))
     nested = {
         cid: {matching.to_config[n] for l in locks for n in l.get("nested_in", []) if n in matching.to_config}
@@ -271,7 +323,11 @@ _PREVIOUS = re.compile(r"-> (?P<alg>\w+)(?: on server (?P<server>\d+))?$")
 
 
 def _hand_edit(entry: LockEntry) -> str | None:
-    """What the user set by hand since the last assign (None: nothing), read off its rationale."""
+    """What the user set by hand since the last assign (None: nothing), read off its rationale.
+    A waiting policy is always a hand edit (assign leaves every lock on auto): the user chose it
+    for that algorithm, so both are kept."""
+    if entry.policy != algorithms.DEFAULT_POLICY:
+        return f"{entry.choice} on server {entry.server}" if entry.algorithm == "rcl" else entry.choice
     previous = _PREVIOUS.search(entry.rationale or "")
     if previous is None:
         if entry.rationale or (entry.algorithm == "posix" and entry.server == 0):
@@ -295,6 +351,7 @@ def apply(decisions: list[Decision], entries: list[LockEntry], force: bool = Fal
                 d.kept_edit = edit
             else:
                 entry.algorithm = d.verdict.algorithm
+                entry.policy = algorithms.DEFAULT_POLICY  # honoured by every algorithm
                 if d.server is not None:
                     entry.server = d.server
             entry.rationale = d.rationale

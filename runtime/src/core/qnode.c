@@ -1,6 +1,11 @@
 /*
  * Per-thread pools of queue nodes (core/qnode.h).  The fast path is a thread-local list; a
  * thread's exit hands its list to a global stack under a mutex (rare: thread exit only).
+ *
+ * fork(): the child's one thread keeps its own pool (a copy); the other threads' pools are lost
+ * with them (leaked, as their nodes may sit in the queues of locks held at the fork).  The
+ * orphans' mutex is taken around the fork, so that the child never finds it held by a thread that
+ * does not exist there.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -80,4 +85,19 @@ void rcl_qnode_put(struct rcl_qnode *n)
 {
     n->pool_next = pool;
     pool = n;
+}
+
+static void before_fork(void)
+{
+    pthread_mutex_lock(&orphans_lock);
+}
+
+static void after_fork(void) /* in the parent and in the child (the forking thread holds it) */
+{
+    pthread_mutex_unlock(&orphans_lock);
+}
+
+__attribute__((constructor(104))) static void rcl_qnode_init(void)
+{
+    pthread_atfork(before_fork, after_fork, after_fork);
 }

@@ -1,9 +1,12 @@
 /*
  * The waiting policies (core/wait.h).  The only shared state is the count of threads spinning
- * under `auto`, read to decide whether spinning can still pay off.
+ * under `auto`, read to decide whether spinning can still pay off.  A fork() child starts it
+ * again from 0: the threads counted at the fork do not exist there (left counted, they would make
+ * every `auto` wait of the child park at once, as if CPUs were oversubscribed, for good).
  */
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
 #include <unistd.h>
 
 #include "core/runtime.h"
@@ -67,7 +70,9 @@ void rcl_flag_wait(int *flag, int policy)
         return;
     }
     int expected = RCL_FLAG_WAITING;
-    if (!cas_acq_rel(flag, &expected, RCL_FLAG_PARKED))
+    /* Acquire on failure too: failing means granted meanwhile, and the granter's writes (the lock
+     * handed over, a combined section's result) must be visible when this returns. */
+    if (!__atomic_compare_exchange_n(flag, &expected, RCL_FLAG_PARKED, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
         return; /* granted meanwhile */
     while (ld_acquire(flag) != RCL_FLAG_GRANTED)
         rcl_futex_wait(flag, RCL_FLAG_PARKED, NULL);
@@ -131,4 +136,14 @@ void rcl_wait_step(unsigned *spins, int policy)
     long ns = 1000L << (shift < 10 ? shift : 10);
     struct timespec ts = { 0, ns };
     nanosleep(&ts, NULL);
+}
+
+static void after_fork_child(void)
+{
+    st_relaxed(&spinning, 0); /* the child's one thread is in fork(), not spinning */
+}
+
+__attribute__((constructor(104))) static void rcl_wait_init(void)
+{
+    pthread_atfork(NULL, NULL, after_fork_child);
 }

@@ -564,6 +564,39 @@ void rcl_locks_print_stats(int fd)
     pthread_mutex_unlock(&locks_lock);
 }
 
+/*
+ * fork(): the child has no servicing thread (rcl_server.c starts its servers again on demand).
+ * A lock whose holder is RCL_CLAIMING there was being claimed or released by one at the fork,
+ * for no thread of the child: a request it re-validates, or a section it has completed, whose
+ * client may be the forking thread itself (rcl_execute returns before the servicing thread
+ * stores NONE).  Such a lock is free: the child sets it so, or the first use would wait forever.
+ * Locks held for a client (a hybrid holder, a section running for another thread) keep their
+ * holder: not usable in the child, as a pthread mutex held by another thread is not.
+ * locks_lock is taken around the fork, so the walk finds it free, and so does the child.
+ */
+static void before_fork(void)
+{
+    pthread_mutex_lock(&locks_lock);
+}
+
+static void after_fork_parent(void)
+{
+    pthread_mutex_unlock(&locks_lock);
+}
+
+static void after_fork_child(void)
+{
+    for (size_t i = 0; i < n_locks; i++)
+        if (ld_relaxed(&all_locks[i]->holder) == RCL_CLAIMING)
+            st_relaxed(&all_locks[i]->holder, RCL_NONE);
+    pthread_mutex_unlock(&locks_lock);
+}
+
+__attribute__((constructor(104))) static void rcl_locks_init(void)
+{
+    pthread_atfork(before_fork, after_fork_parent, after_fork_child);
+}
+
 const struct rcl_lock_ops rcl_ops_rcl = {
     .init = remote_init,
     .destroy = remote_destroy,

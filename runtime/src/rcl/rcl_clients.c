@@ -80,3 +80,21 @@ int rcl_clients_live(void)
 {
     return ld_relaxed(&n_live);
 }
+
+/* fork(): ids_lock is taken around it, so that the child never finds it held by a thread that
+ * does not exist there.  The identifiers of the parent's other threads stay marked live in the
+ * child (a few mailboxes polled for nothing); the forking thread keeps its own. */
+static void before_fork(void)
+{
+    pthread_mutex_lock(&ids_lock);
+}
+
+static void after_fork(void)
+{
+    pthread_mutex_unlock(&ids_lock);
+}
+
+__attribute__((constructor(104))) static void rcl_clients_init(void)
+{
+    pthread_atfork(before_fork, after_fork, after_fork);
+}
