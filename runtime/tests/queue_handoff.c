@@ -15,6 +15,7 @@
  *     and check that nobody else is inside; mostly lock/unlock, with trylock and clocklock mixed
  *     in (falling back to lock when busy or timed out).  Exact counts.  Under spin, one thread
  *     per CPU with as many sections, then the oversubscribed run with few.
+ *   - trylock storm (auto and park): half the threads retry trylock, half lock; exact counts.
  *   - condition variables: a bounded buffer with 2 producers and 2 consumers per lock and policy
  *     (releases and reacquisitions around each wait go through the policy as well).
  */
@@ -266,6 +267,50 @@ static void check_exclusion(int alg, int policy, int nthreads, int iters)
        (double)(t_now_ns() - t0) / 1e6);
 }
 
+/* Half the threads take the lock, half retry trylock until they get it (clh's trylock pins
+ * the tail node it looks at, and a successor that swaps a pinned node out hands it to the trier
+ * to pool: this load makes that happen, hundreds of times a run). */
+static void storm_worker(int index, void *arg)
+{
+    struct shared *s = arg;
+    __atomic_add_fetch(&s->started, 1, __ATOMIC_ACQ_REL);
+    t_wait_flag(&s->started, s->nthreads);
+    long busy = 0;
+    for (int i = 0; i < s->iters; i++) {
+        if (index % 2) {
+            int rc;
+            while ((rc = rcl_mutex_trylock(&s->m)) == EBUSY) {
+                busy++;
+                sched_yield(); /* or, oversubscribed, the triers starve the queue they wait on */
+            }
+            CHECK_EQ(rc, 0, "trylock");
+        } else {
+            CHECK_EQ(rcl_mutex_lock(&s->m), 0, "lock");
+        }
+        section_body(s);
+        CHECK_EQ(rcl_mutex_unlock(&s->m), 0, "unlock");
+    }
+    __atomic_fetch_add(&s->busy, busy, __ATOMIC_RELAXED);
+}
+
+static void check_trylock_storm(int alg, int policy)
+{
+    static struct shared s;
+    memset(&s, 0, sizeof s);
+    init_lock(&s.m, "queue_handoff.c:storm", alg, policy);
+    s.nthreads = oversubscribed_threads();
+    s.iters = ITERS(5000);
+    uint64_t t0 = t_now_ns();
+    t_run_threads(s.nthreads, storm_worker, &s);
+    long want = (long)s.nthreads * s.iters;
+    CHECK_EQ(s.violations, 0, "sections that overlapped another");
+    CHECK_EQ(s.counter, want, "sections counted");
+    CHECK_EQ(rcl_mutex_destroy(&s.m), 0, "destroy");
+    OK("%-6s %-5s %d threads x %d sections, half of them by retried trylocks: exact count; %ld trylocks busy "
+       "(%.0f ms)",
+       rcl_algorithm_name(alg), policy_names[policy], s.nthreads, s.iters, s.busy, (double)(t_now_ns() - t0) / 1e6);
+}
+
 /* ---- condition variables ---- */
 
 #define CAP 3
@@ -355,6 +400,8 @@ int main(int argc, char **argv)
                     check_exclusion(queue_algs[a], p, oversubscribed_threads(), SPIN_ITERS);
                 } else {
                     check_exclusion(queue_algs[a], p, oversubscribed_threads(), ITERS(3000));
+                    if (p != RCL_WAIT_YIELD)
+                        check_trylock_storm(queue_algs[a], p);
                 }
                 check_condvar(queue_algs[a], p);
             }
