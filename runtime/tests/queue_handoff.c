@@ -269,7 +269,7 @@ static void check_exclusion(int alg, int policy, int nthreads, int iters)
 
 /* Half the threads take the lock, half retry trylock until they get it (clh's trylock pins
  * the tail node it looks at, and a successor that swaps a pinned node out hands it to the trier
- * to pool: this load makes that happen, hundreds of times a run). */
+ * to pool: this load makes that happen, about ten times a run on 2 CPUs). */
 static void storm_worker(int index, void *arg)
 {
     struct shared *s = arg;
