@@ -67,8 +67,12 @@ void rcl_flag_wait(int *flag, int policy)
         return;
     }
     int expected = RCL_FLAG_WAITING;
-    if (!cas_acq_rel(flag, &expected, RCL_FLAG_PARKED))
-        return; /* granted meanwhile */
+    if (!cas_acq_rel(flag, &expected, RCL_FLAG_PARKED)) {
+        /* Granted meanwhile.  A failed CAS reads relaxed: load the grant again with acquire, or
+         * the granter's writes (the lock's protected data) are not ordered before ours. */
+        (void)ld_acquire(flag);
+        return;
+    }
     while (ld_acquire(flag) != RCL_FLAG_GRANTED)
         rcl_futex_wait(flag, RCL_FLAG_PARKED, NULL);
 }
