@@ -1,0 +1,198 @@
+/*
+ * cbomcs: C-BO-MCS, the cohort lock of a global test-and-test-and-set lock with exponential
+ * backoff (BO) and an MCS queue lock per cluster (Dice et al., TOPC 2015, section 3.3).  The
+ * cohort protocol is in cohort/cohort.h.
+ *
+ * Global BO lock: a word, 0 free and 1 held, taken by exchange once it reads 0; a failed try
+ * doubles the backoff.  Thread-oblivious: any thread may store the 0.  At most one thread per
+ * cluster ever waits for it (the holder of that cluster's local lock), so its lack of fairness is
+ * bounded by the clusters' hand-off limit rather than by the thread count.
+ *
+ * Local MCS locks: a tail pointer; each waiter appends a queue node (core/qnode.h, from its own
+ * pool: the lock holds pointers only) and waits on the node's flag, which its predecessor grants
+ * (core/wait.h: spin, yield or park on the flag).  Cohort detection: the holder is not alone when
+ * its node has a successor, or the tail is no longer its node (a successor has swapped itself in
+ * and is about to link; the release waits for the link).
+ */
+#include "cohort/cohort.h"
+#include "core/qnode.h"
+#include "core/wait.h"
+
+#define BACKOFF_MIN 4
+#define BACKOFF_MAX 1024
+
+struct mcs_local {
+    struct cohort_local cohort; /* first: cohort.h's view of it */
+    struct rcl_qnode *tail;     /* last node queued; NULL: free */
+    struct rcl_qnode *holder;   /* the holder's node, for its release; written by the holder */
+} RCL_ALIGNED;
+
+struct cbomcs {
+    struct cohort cohort; /* first */
+    int word;             /* global BO lock: 0 free, 1 held */
+    int sleepers;         /* waiters asleep on word */
+};
+
+/* ---- local MCS locks ---- */
+
+static void local_acquire(struct cohort_local *cl, int policy)
+{
+    struct mcs_local *l = (struct mcs_local *)cl;
+    struct rcl_qnode *me = rcl_qnode_get(); /* next NULL, flag RCL_FLAG_WAITING */
+    /* acq_rel: acquire what a releaser that emptied the queue wrote (its CAS releases); release
+     * my node's initialisation to the successor that will find it as its predecessor. */
+    struct rcl_qnode *pred = xchg_acq_rel(&l->tail, me);
+    if (pred) {
+        st_release(&pred->next, me);
+        rcl_flag_wait(&me->flag, policy); /* acquire: the predecessor's writes */
+    }
+    l->holder = me;
+}
+
+static int local_try(struct cohort_local *cl)
+{
+    struct mcs_local *l = (struct mcs_local *)cl;
+    if (ld_relaxed(&l->tail) != NULL)
+        return 0;
+    struct rcl_qnode *me = rcl_qnode_get();
+    struct rcl_qnode *expected = NULL;
+    if (!cas_acq_rel(&l->tail, &expected, me)) {
+        rcl_qnode_put(me);
+        return 0;
+    }
+    l->holder = me;
+    return 1;
+}
+
+static int local_alone(struct cohort_local *cl)
+{
+    struct mcs_local *l = (struct mcs_local *)cl;
+    struct rcl_qnode *me = l->holder;
+    return ld_relaxed(&me->next) == NULL && ld_relaxed(&l->tail) == me;
+}
+
+static void local_release(struct cohort_local *cl, int policy)
+{
+    struct mcs_local *l = (struct mcs_local *)cl;
+    struct rcl_qnode *me = l->holder;
+    struct rcl_qnode *succ = ld_acquire(&me->next);
+    if (!succ) {
+        /* No successor linked: empty the queue if the tail is still my node (release: the next
+         * thread to swap the tail in sees my writes)... */
+        struct rcl_qnode *expected = me;
+        if (cas_acq_rel(&l->tail, &expected, NULL)) {
+            rcl_qnode_put(me);
+            return;
+        }
+        /* ...else one has swapped itself in and is linking: wait for the link (a few
+         * instructions away, unless it was preempted there). */
+        for (unsigned spins = 0; (succ = ld_acquire(&me->next)) == NULL;)
+            rcl_wait_step(&spins, policy);
+    }
+    rcl_flag_grant(&succ->flag); /* release: my section and the cohort fields to the successor */
+    rcl_qnode_put(me);
+}
+
+static int local_is_held(struct cohort_local *cl)
+{
+    return ld_acquire(&((struct mcs_local *)cl)->tail) != NULL;
+}
+
+/* ---- global BO lock ---- */
+
+static int global_try(struct cohort *c)
+{
+    struct cbomcs *g = (struct cbomcs *)c;
+    return ld_relaxed(&g->word) == 0 && xchg_acq_rel(&g->word, 1) == 0;
+}
+
+static void global_acquire(struct cohort *c, int policy)
+{
+    struct cbomcs *g = (struct cbomcs *)c;
+    unsigned backoff = BACKOFF_MIN, spent = 0;
+    for (;;) {
+        if (global_try(c))
+            return;
+        /* Back off while the policy allows spinning, then wait on the word (core/wait.h: spins
+         * while the policy lets it, then yields or sleeps until a release). */
+        if (policy == RCL_WAIT_SPIN || spent < RCL_SPIN_SHORT) {
+            for (unsigned i = 0; i < backoff; i++)
+                rcl_pause();
+            spent += backoff;
+            if (backoff < BACKOFF_MAX)
+                backoff *= 2;
+            continue;
+        }
+        rcl_word_wait(&g->word, 1, &g->sleepers, policy, CLOCK_MONOTONIC, NULL);
+    }
+}
+
+static void global_release(struct cohort *c, int policy)
+{
+    struct cbomcs *g = (struct cbomcs *)c;
+    st_release(&g->word, 0);
+    if (policy != RCL_WAIT_SPIN)
+        rcl_word_wake(&g->word, &g->sleepers, 1);
+}
+
+static int global_is_held(struct cohort *c)
+{
+    return ld_acquire(&((struct cbomcs *)c)->word) != 0;
+}
+
+static const struct cohort_ops cbomcs_cohort = {
+    .local_size = sizeof(struct mcs_local),
+    .local_acquire = local_acquire,
+    .local_try = local_try,
+    .local_alone = local_alone,
+    .local_release = local_release,
+    .local_is_held = local_is_held,
+    .global_acquire = global_acquire,
+    .global_try = global_try,
+    .global_release = global_release,
+    .global_is_held = global_is_held,
+};
+
+/* ---- raw lock ---- */
+
+static int cbomcs_init(void *lock, const rcl_mutex_t *m)
+{
+    return cohort_init(lock, sizeof(struct cbomcs), sizeof(struct mcs_local));
+}
+
+static void cbomcs_destroy(void *lock)
+{
+    cohort_destroy(lock);
+}
+
+static void cbomcs_acquire(void *lock, int policy)
+{
+    cohort_acquire(lock, &cbomcs_cohort, policy);
+}
+
+static int cbomcs_try(void *lock, int policy)
+{
+    return cohort_try_acquire(lock, &cbomcs_cohort, policy);
+}
+
+static void cbomcs_release(void *lock, int policy)
+{
+    cohort_release(lock, &cbomcs_cohort, policy);
+}
+
+static int cbomcs_is_held(void *lock)
+{
+    return cohort_is_held(lock, &cbomcs_cohort);
+}
+
+static const struct rcl_raw_lock_ops cbomcs_raw = {
+    .size = sizeof(struct cbomcs),
+    .init = cbomcs_init,
+    .destroy = cbomcs_destroy,
+    .acquire = cbomcs_acquire,
+    .try_acquire = cbomcs_try,
+    .release = cbomcs_release,
+    .is_held = cbomcs_is_held,
+};
+
+RCL_DEFINE_RAW_ALGORITHM(cbomcs, cbomcs_raw);
