@@ -187,28 +187,32 @@ def _panels(plt, rows: list[Row], x_of, xlabel: str, title: str, png: Path, xsca
     threads = sorted({r.threads for r in rows})
     series = sorted({r.series for r in rows}, key=lambda s: (s.split(" ")[0] != "posix", s))
     style = _styles(series)
-    fig, axes = plt.subplots(2, len(threads), figsize=(3.6 * len(threads) + 2.2, 7), squeeze=False, sharex=True)
+    xs_all = sorted({x_of(r) for r in rows})
+    width = 3.4 * len(threads) + 1.8  # inches: the panels, then the legend
+    fig, axes = plt.subplots(2, len(threads), figsize=(width, 7), squeeze=False, sharex=True)
     for col, t in enumerate(threads):
         for s in series:
-            pts = sorted((x_of(r), r) for r in rows if r.threads == t and r.series == s)
+            pts = sorted(((x_of(r), r) for r in rows if r.threads == t and r.series == s), key=lambda p: p[0])
             if not pts:
                 continue
             xs = [x for x, _ in pts]
             axes[0][col].plot(xs, [r.throughput for _, r in pts], label=s, markersize=4, **style[s])
             axes[1][col].plot(xs, [r.latency_ns for _, r in pts], label=s, markersize=4, **style[s])
         axes[0][col].set_title(f"{t} thread{'s' if t != 1 else ''}")
-        axes[1][col].set_xlabel(xlabel)
         for ax in (axes[0][col], axes[1][col]):
             ax.set_yscale("log")
             if xscale:
                 xscale(ax)
+            ax.set_xticks(xs_all)
+            ax.set_xticklabels([f"{x:g}" for x in xs_all], rotation=45, fontsize=7)
             ax.grid(True, which="both", alpha=0.3)
     axes[0][0].set_ylabel("throughput (sections/s)")
     axes[1][0].set_ylabel("latency per section (ns)")
     handles, labels = axes[0][0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="center right", fontsize=8)
     fig.suptitle(title)
-    fig.tight_layout(rect=(0, 0, 1 - 2.0 / (3.6 * len(threads) + 2.2), 0.96))
+    fig.supxlabel(xlabel)
+    fig.tight_layout(rect=(0, 0, 1 - 1.6 / width, 1))
     fig.savefig(png, dpi=90)
     plt.close(fig)
     return png
@@ -228,7 +232,8 @@ def charts(rows: list[Row], out_dir: Path) -> list[Path]:
         def symlog(ax, linthresh=linthresh):
             ax.set_xscale("symlog", linthresh=linthresh)
 
-        written.append(_panels(plt, at, lambda r: r.delay_ns, "delay between sections (ns; 0 = highest contention)",
+        written.append(_panels(plt, at, lambda r: round(r.delay_ns), "delay between two sections of a thread (ns; "
+                               "0: the highest contention)",
                                f"Throughput and latency against the delay, {lines} shared line"
                                f"{'s' if lines != 1 else ''} per section (after the paper's Figure 5)",
                                out_dir / f"fig5_lines{lines}.png", symlog))

@@ -779,10 +779,12 @@ static void measure_point(struct series *series, int nseries, struct point p, do
         }
     for (int s = 0; s < nseries; s++) {
         double t[MAX_REPEAT], l[MAX_REPEAT], ratio[MAX_REPEAT];
+        int nratio = 0;
         for (int r = 0; r < opt.repeat; r++) {
             t[r] = tp[r][s];
             l[r] = lat[r][s];
-            ratio[r] = tp[r][0] > 0 ? tp[r][s] / tp[r][0] : 0;
+            if (tp[r][0] > 0) /* a round where posix finished no section has no reference */
+                ratio[nratio++] = tp[r][s] / tp[r][0];
         }
         if (nrows == rows_cap) {
             rows_cap = rows_cap ? 2 * rows_cap : 256;
@@ -795,7 +797,7 @@ static void measure_point(struct series *series, int nseries, struct point p, do
         struct row *row = &rows[nrows++];
         row->s = &series[s];
         row->p = p;
-        row->ratio = median(ratio, opt.repeat);
+        row->ratio = nratio ? median(ratio, nratio) : 0;
         row->latency_ns = median(l, opt.repeat);
         row->throughput = median(t, opt.repeat); /* sorts t */
         row->throughput_best = t[opt.repeat - 1];
