@@ -168,18 +168,28 @@ def _pyplot():
 
 
 def _styles(series: list[str]) -> dict[str, dict]:
-    """A colour and marker per algorithm, a dashed line for the lock/unlock form."""
+    """posix in thick black (the reference); other algorithms a colour and a marker each; the
+    lock/unlock form dashed."""
     import matplotlib
 
     colors = matplotlib.colormaps["tab20"].colors
     markers = "os^vD<>pPX*h"
-    algorithms = sorted({s.split(" ")[0] for s in series})
+    algorithms = sorted({s.split(" ")[0] for s in series} - {"posix"})
     style = {}
     for s in series:
-        i = algorithms.index(s.split(" ")[0])
+        name = s.split(" ")[0]
+        if name == "posix":
+            style[s] = {"color": "black", "marker": "o", "linewidth": 2.2, "linestyle": "-"}
+            continue
+        i = algorithms.index(name)
         style[s] = {"color": colors[(2 * i) % 20 if i < 10 else (2 * i + 1) % 20],
                     "marker": markers[i % len(markers)], "linestyle": "--" if s.endswith("(lock)") else "-"}
     return style
+
+
+def _positive(values: list[float]) -> list[float]:
+    """0 (no section ended in the window) cannot be drawn on a log scale: a gap instead."""
+    return [v if v > 0 else float("nan") for v in values]
 
 
 def _panels(plt, rows: list[Row], x_of, xlabel: str, title: str, png: Path, xscale=None) -> Path:
@@ -196,8 +206,8 @@ def _panels(plt, rows: list[Row], x_of, xlabel: str, title: str, png: Path, xsca
             if not pts:
                 continue
             xs = [x for x, _ in pts]
-            axes[0][col].plot(xs, [r.throughput for _, r in pts], label=s, markersize=4, **style[s])
-            axes[1][col].plot(xs, [r.latency_ns for _, r in pts], label=s, markersize=4, **style[s])
+            axes[0][col].plot(xs, _positive([r.throughput for _, r in pts]), label=s, markersize=4, **style[s])
+            axes[1][col].plot(xs, _positive([r.latency_ns for _, r in pts]), label=s, markersize=4, **style[s])
         axes[0][col].set_title(f"{t} thread{'s' if t != 1 else ''}")
         for ax in (axes[0][col], axes[1][col]):
             ax.set_yscale("log")
