@@ -55,11 +55,11 @@ def add_parser(sub):
     p.add_argument("--delays", "--delay", dest="delays", metavar="LIST",
                    help="local work between sections, loop iterations (default 0,300,3000,30000)")
     p.add_argument("--lines", metavar="LIST", help="shared cache lines per section (default 1,5)")
-    p.add_argument("--ctx", metavar="LIST", help="context-variable counts, or none (default 8,32)")
-    p.add_argument("--nested", metavar="LIST", help="nested lock counts, or none (default 2,4)")
+    p.add_argument("--ctx", metavar="LIST", help="context-variable counts, or none (default 16)")
+    p.add_argument("--nested", metavar="LIST", help="nested lock counts, or none (default 3)")
     p.add_argument("--duration", type=float, metavar="S", help="seconds per measurement (default: from --budget)")
     p.add_argument("--budget", type=float, metavar="S",
-                   help="seconds for all throughput measurements together (default 120)")
+                   help="seconds for all throughput measurements together (default 110)")
     p.add_argument("--repeat", type=int, metavar="N", help="rounds per point, medians shown (default 3)")
     p.add_argument("--policy", choices=("auto", "spin", "yield", "park"), help="waiting policy of every lock but posix")
     p.add_argument("--pin-clients", action="store_true", help="pin clients to CPUs other than the RCL server's")
