@@ -51,7 +51,7 @@ def test_bench_ranking_has_one_column_per_thread_count(tiny_bench):
     rank = bench_results.ranking(bench_results.read_rows(out / "lockbench.csv"))
     assert rank.threads == [1, 2] and (rank.delay, rank.lines) == (0, 5)
     for rows in rank.by_threads.values():
-        assert [r.throughput for r in rows] == sorted((r.throughput for r in rows), reverse=True)
+        assert [r.ratio_to_posix for r in rows] == sorted((r.ratio_to_posix for r in rows), reverse=True)
 
 
 def _row(algorithm, threads, throughput, ratio, form="execute", delay=0, lines=5, ctx=0, nested=1):
@@ -63,7 +63,7 @@ SYNTHETIC = [
     _row("posix", 8, 4e6, 1.0), _row("mcs", 8, 1.6e6, 0.4), _row("ccsynch", 8, 6e6, 1.5),
     _row("ccsynch", 8, 5e6, 1.25, form="lock"),
     _row("posix", 1, 9e6, 1.0), _row("mcs", 1, 8e6, 0.89), _row("ccsynch", 1, 7e6, 0.78),
-    _row("ccsynch", 1, 6e6, 0.67, form="lock"),
+    _row("ccsynch", 1, 6e6, 0.67, form="lock"), _row("ttas", 1, 8.5e6, 0.5),  # a slow round of posix's
     _row("posix", 8, 9e5, 1.0, delay=1000), _row("mcs", 8, 9.9e5, 1.1, delay=1000),
     _row("posix", 8, 3e6, 1.0, lines=1), _row("posix", 8, 3e6, 1.0, ctx=8),
     _row("posix", 8, 3e6, 1.0, nested=2), _row("ccsynch", 8, 2e6, 0.6, nested=2),
@@ -75,6 +75,7 @@ def test_ranking_is_at_the_highest_contention_with_five_lines():
     assert (rank.delay, rank.lines, rank.threads) == (0, 5, [1, 8])
     assert [r.series for r in rank.by_threads[8]] == ["ccsynch", "ccsynch (lock)", "posix", "mcs"]
     table = bench_results.ranking_table(rank)
+    assert [r.series for r in rank.by_threads[1]] == ["posix", "mcs", "ccsynch", "ccsynch (lock)", "ttas"]
     first = table.splitlines()[2]
     assert first.split()[:5] == ["1", "posix", "9.00M", "1.00x", "ccsynch"]
     lines = bench_results.target_lines(rank, {"ccsynch"})

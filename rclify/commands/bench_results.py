@@ -82,7 +82,11 @@ class Ranking:
 def ranking(rows: list[Row], wanted_threads=RANK_THREADS, lines: int = RANK_LINES) -> Ranking | None:
     """Series ranked by throughput at the highest contention (the smallest delay measured), with
     `lines` lines per section (or the most measured when `lines` was not), at each thread count of
-    `wanted_threads` that was measured (every measured one when none was)."""
+    `wanted_threads` that was measured (every measured one when none was).
+
+    The order is that of the paired ratio to posix (each round's throughput over posix's in the
+    same round, median over the rounds), then of the median throughput: on a machine whose speed
+    changes from second to second the paired figure is the one that compares like with like."""
     grid = _main_grid(rows)
     if not grid:
         return None
@@ -93,7 +97,8 @@ def ranking(rows: list[Row], wanted_threads=RANK_THREADS, lines: int = RANK_LINE
     at = [r for r in grid if r.lines == lines and r.delay == delay]
     measured = sorted({r.threads for r in at})
     threads = [t for t in wanted_threads if t in measured] or measured
-    by_threads = {t: sorted((r for r in at if r.threads == t), key=lambda r: -r.throughput) for t in threads}
+    by_threads = {t: sorted((r for r in at if r.threads == t), key=lambda r: (-r.ratio_to_posix, -r.throughput))
+                  for t in threads}
     return Ranking(delay, lines, threads, by_threads)
 
 
@@ -113,7 +118,7 @@ def ranking_table(rank: Ranking) -> str:
     depth = max(len(col) for col in cells.values())
     lines = [
         f"Ranking at the highest contention (delay {rank.delay}), {rank.lines} shared line"
-        f"{'s' if rank.lines != 1 else ''} per section: series, sections/s, x posix",
+        f"{'s' if rank.lines != 1 else ''} per section: series, sections/s, x posix (paired, the order)",
         "  #  " + "".join(f"{t} thread{'s' if t != 1 else ''}".ljust(width) for t in rank.threads).rstrip(),
     ]
     for i in range(depth):
