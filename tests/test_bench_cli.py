@@ -160,3 +160,11 @@ def test_lockbench_flags_are_refused_for_a_program_target():
     args.passthrough, args.command = [], "bench"
     with pytest.raises(UsageError, match="--full: lockbench options"):
         bench.target_args(args)
+
+
+def test_lockbench_help_writes_nothing(tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "rclify", "bench", "--", "--help"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("usage: lockbench")
+    assert not list(tmp_path.iterdir())

@@ -132,6 +132,9 @@ def report(out_dir: Path, plots: bool, progress: Progress, stream=None) -> int:
 
 def run_locks(args) -> int:
     progress = Progress()
+    if {"--help", "-h"} & set(args.passthrough or []):  # lockbench's own help: nothing to write
+        build_lockbench()
+        return subprocess.run([str(LOCKBENCH), "--help"]).returncode
     out_dir = Path(args.out) if args.out else DEFAULT_OUT
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
@@ -143,8 +146,6 @@ def run_locks(args) -> int:
     proc = subprocess.run(lockbench_argv(args, out_dir))
     if proc.returncode != 0:
         raise RclifyError(f"lockbench failed (exit {proc.returncode}); see its message above")
-    if "--help" in (args.passthrough or []) or "-h" in (args.passthrough or []):
-        return 0
     return report(out_dir, plots=not args.no_plots, progress=progress, stream=None if args.json else sys.stdout)
 
 
