@@ -44,7 +44,8 @@ def add_parser(sub):
     )
     p.add_argument("target", nargs="?", default="locks", choices=TARGETS, help="what to benchmark (default: locks)")
     p.add_argument("--out", type=Path, metavar="DIR",
-                   help=f"directory for lockbench.csv, memory.csv, ranking.txt and the PNG plots (default ./{DEFAULT_OUT})")
+                   help=f"directory for lockbench.csv, memory.csv, ranking.txt and the PNG plots "
+                   f"(default ./{DEFAULT_OUT})")
     p.add_argument("--full", action="store_true",
                    help="the full sweep (more delays, context and nesting counts, thread counts; 5 rounds of 0.2 s): "
                    "tens of minutes")
