@@ -530,6 +530,24 @@ def _call_sites(sources: list[_Source], helpers: dict[str, Helper]) -> list[Help
     return out
 
 
+def call_at(text: str, file: str, line: int, helper: Helper, nth: int = 0) -> HelperCall | None:
+    """The nth call of helper that spans the 1-based line of text (a file's source), or None: for
+    a profiler that knows a call's line from the debug info."""
+    code = _blank_directives(code_only(text))
+    for m in re.finditer(rf"\b{re.escape(helper.name)}\s*\(", code):
+        found = call_arguments(code, m.end() - 1) if _is_call(code, m.start()) else None
+        if found is None:
+            continue
+        first, column = _line_col(code, m.start())
+        if first <= line <= code.count("\n", 0, found[1]) + 1 and nth > 0:
+            nth -= 1
+        elif first <= line <= code.count("\n", 0, found[1]) + 1:
+            fn = next((f for f in functions(file, code) if f.body_start < m.start() < f.body_end), None)
+            return HelperCall(file, first, column, fn.name if fn else "", helper, tuple(found[0]),
+                              _target(code, m.start(), fn), False)
+    return None
+
+
 # ---- the lock table's ids -------------------------------------------------------------------------
 
 
