@@ -200,7 +200,7 @@ def _resolve_sites(chains, objects, main_obj) -> dict[tuple[int, ...], tuple[str
         found = syms.code_chains(path, list(call.values()))
         frames.update({a: found[call[a]] for a in addrs_here if call[a] in found})
     sources = _sources({s.file for fs in frames.values() for s in fs})
-    helpers = lock_helpers.infer(sources).helpers if sources else {}
+    helpers = lock_helpers.infer(sources).by_file if sources else {}  # (file, name) -> helper
     result, named = {}, {}
     for chain in chains:
         addr = chain[0]
@@ -280,10 +280,10 @@ def _helper_call(frames: list[tuple[int, syms.Site]], sources: dict[str, str], h
             found = _Found(init, init, frames[0][0], called[0], called[0].locks[0])
     for k in range(len(frames) - 1):
         frame, (addr, caller) = frames[k][1], frames[k + 1]
-        helper = helpers.get(frame.function or "")
+        helper = helpers.get((frame.file, frame.function or ""))
         lock = next((l for l in helper.locks if (init.file, init.line) in l.inits), None) if helper else None
         text = sources.get(caller.file)
-        if lock is None or helper.file != frame.file or text is None \
+        if lock is None or text is None \
                 or lock_helpers.call_at(text, caller.file, caller.line, helper) is None:
             break
         found = _Found(init, caller, addr, helper, lock)

@@ -36,7 +36,7 @@ import re
 from dataclasses import dataclass, field
 
 from rclify.ctext.tokens import Token, call_arguments, code_only, tokenize
-from rclify.transform.cxx import is_cxx
+from rclify.transform.cxx import is_cxx, is_header
 
 INIT = "pthread_mutex_init"
 
@@ -69,6 +69,7 @@ class Function:
     returns_void: bool
     body_start: int  # offset of its `{`
     body_end: int  # offset just past its `}`
+    static: bool = False
 
 
 @dataclass
@@ -141,13 +142,14 @@ class CallLock:
 
 @dataclass
 class Helpers:
-    helpers: dict[str, Helper] = field(default_factory=dict)
+    helpers: dict[str, Helper] = field(default_factory=dict)  # by name (of several, the first defined)
     calls: list[HelperCall] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    by_file: dict[tuple[str, str], Helper] = field(default_factory=dict)  # (file, name) -> every helper
 
     def init_lines(self) -> set[tuple[str, int]]:
         """(file, line) of the pthread_mutex_init calls inside helpers."""
-        return {at for h in self.helpers.values() for lock in h.locks for at in lock.inits}
+        return {at for h in self.by_file.values() for lock in h.locks for at in lock.inits}
 
     def call_locks(self) -> list[CallLock]:
         """Every lock the tree's calls of helpers create (internal calls and C++ files aside)."""
@@ -158,18 +160,38 @@ class Helpers:
 # ---- the text: functions, macros, calls -------------------------------------------------------------
 
 
-def _blank_directives(code: str) -> str:
-    """code with every preprocessor directive (continuations included) blanked, offsets kept."""
-    return re.sub(r"^[ \t]*#(?:[^\n]*\\\n)*[^\n]*", lambda m: re.sub(r"[^\n]", " ", m.group(0)), code, flags=re.M)
+def _directives(text: str):
+    """(first line index, last line index) of each preprocessor directive of text, continuation
+    lines included (read on the text itself: a comment blanked inside a #define would hide them)."""
+    code_lines, lines = code_only(text).split("\n"), text.split("\n")
+    i = 0
+    while i < len(lines):
+        if code_lines[i].lstrip().startswith("#"):
+            first = i
+            while i + 1 < len(lines) and lines[i].endswith("\\"):
+                i += 1
+            yield first, i
+        i += 1
 
 
-def macros(code: str) -> dict[str, str]:
-    """The function-like macros of a text: {name: body}."""
+def _code(text: str) -> str:
+    """text with comments, strings and preprocessor directives blanked, offsets kept."""
+    lines = code_only(text).split("\n")
+    for first, last in _directives(text):
+        for i in range(first, last + 1):
+            lines[i] = " " * len(lines[i])
+    return "\n".join(lines)
+
+
+def macros(text: str) -> dict[str, str]:
+    """The function-like macros of a text: {name: body} (comments blanked)."""
     out = {}
-    for m in re.finditer(r"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)\(((?:[^\n]*\\\n)*[^\n]*)", code, re.M):
-        body = m.group(2).replace("\\\n", " ")
-        close = body.find(")")
-        out[m.group(1)] = body[close + 1 :] if close >= 0 else ""
+    code = code_only(text).split("\n")
+    for first, last in _directives(text):
+        joined = " ".join(line.rstrip("\\") for line in code[first : last + 1])
+        m = re.match(r"[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)\(([^)]*)\)(.*)", joined, re.S)
+        if m:
+            out[m.group(1)] = m.group(3)
     return out
 
 
@@ -244,7 +266,7 @@ def functions(file: str, code: str) -> list[Function]:
                 head = [x.text for x in tokens[boundary + 1 : open_ - 1]]
                 out.append(Function(file, name.text, code.count("\n", 0, name.start) + 1,
                                     tuple(p for p in params if p), "void" in head and "*" not in head,
-                                    t.start, tokens[end].end))
+                                    t.start, tokens[end].end, "static" in head))
                 i, boundary = end + 1, end
                 continue
             depth += 1
@@ -413,18 +435,41 @@ class _Source:
 def _sources(texts: dict[str, str]) -> list[_Source]:
     out = []
     for file, text in sorted(texts.items()):
-        code = _blank_directives(code_only(text))
+        code = _code(text)
         out.append(_Source(file, code, functions(file, code) if "(" in code else []))
     return out
 
 
-def _allowed(name: str, known: dict[str, Helper], tree_macros: dict[str, str], depth: int = 0) -> bool:
-    if name in _ALLOWED or name.startswith(_ALLOWED_PREFIXES) or name in known or name == INIT:
+class _Names:
+    """Which definition a call in a file reaches: a static function of that file (or of a header),
+    else the function of that name defined non-static elsewhere; of platform alternatives
+    (libuv's src/unix/thread.c and src/win/thread.c both define uv_mutex_init) the one that is a
+    helper."""
+
+    def __init__(self, sources: list[_Source]):
+        self.defs: dict[str, list[tuple[Function, bool]]] = {}  # name -> (definition, static)
+        self.helper: dict[tuple[str, str], Helper] = {}  # (file, name) -> the helper it defines
+        for src in sources:
+            for fn in src.functions:
+                self.defs.setdefault(fn.name, []).append((fn, fn.static))
+
+    def lookup(self, name: str, file: str) -> Helper | None:
+        defs = self.defs.get(name)
+        if not defs:
+            return None
+        own = [fn for fn, static in defs if static and (fn.file == file or is_header(fn.file))]
+        if own:
+            return self.helper.get((own[0].file, name))
+        return next((h for fn, static in defs if not static and (h := self.helper.get((fn.file, name)))), None)
+
+
+def _allowed(name: str, lookup, tree_macros: dict[str, str], depth: int = 0) -> bool:
+    if name in _ALLOWED or name.startswith(_ALLOWED_PREFIXES) or name == INIT or lookup(name):
         return True
     body = tree_macros.get(name)
     if body is None or depth > _MAX_MACRO_DEPTH:
         return False
-    return all(_allowed(n, known, tree_macros, depth + 1) for n, _, _ in _calls(body, 0, len(body)))
+    return all(_allowed(n, lookup, tree_macros, depth + 1) for n, _, _ in _calls(body, 0, len(body)))
 
 
 def _returned_local(code: str, fn: Function, name: str) -> bool:
@@ -436,28 +481,28 @@ def _returned_local(code: str, fn: Function, name: str) -> bool:
     return name in returns and all(r in (name, "NULL", "0", "(void*)0", "") for r in returns)
 
 
-def _helper_of(src: _Source, fn: Function, known: dict[str, Helper], tree_macros: dict[str, str]) -> Helper | None:
+def _helper_of(src: _Source, fn: Function, names: _Names, tree_macros: dict[str, str]) -> Helper | None:
     """fn read as a helper, given the helpers known so far; None when it is not one."""
     code = src.code
+    lookup = lambda name: names.lookup(name, src.file)  # noqa: E731
     calls = list(_calls(code, fn.body_start, fn.body_end))
-    if not any(name == INIT or name in known for name, _, _ in calls):
+    if not any(name == INIT or lookup(name) for name, _, _ in calls):
         return None
-    if not all(_allowed(name, known, tree_macros) for name, _, _ in calls):
+    if not all(_allowed(name, lookup, tree_macros) for name, _, _ in calls):
         return None
     locks: dict[tuple[int, str], HelperLock] = {}
     for name, at, open_at in calls:
-        if name != INIT and name not in known:
+        callee = lookup(name) if name != INIT else None
+        if name != INIT and callee is None:
             continue
         found = call_arguments(code, open_at)
         if found is None:
             return None
         args = found[0]
-        if name == INIT:
+        if callee is None:
             created = [(args[0] if args else "", [(src.file, _line_col(code, at)[0])])]
         else:
-            callee = known[name]
-            target = _target(code, at, fn)
-            call = HelperCall(src.file, 0, 0, fn.name, callee, tuple(args), target, False)
+            call = HelperCall(src.file, 0, 0, fn.name, callee, tuple(args), _target(code, at, fn), False)
             created = [(call.lock_expression(lock), lock.inits) for lock in callee.locks]
         for expr, inits in created:
             found_root = root(expr)
@@ -480,52 +525,42 @@ def infer(texts: dict[str, str]) -> Helpers:
     sources = _sources(texts)
     tree_macros: dict[str, str] = {}
     for src in sources:
-        tree_macros.update(macros(code_only(texts[src.file])))
-    result = Helpers()
+        tree_macros.update(macros(texts[src.file]))
+    names = _Names(sources)
     changed = True
     while changed:  # a helper may create its lock through another one
         changed = False
         for src in sources:
             for fn in src.functions:
-                if fn.name in result.helpers:
+                if (src.file, fn.name) in names.helper:
                     continue
-                helper = _helper_of(src, fn, result.helpers, tree_macros)
+                helper = _helper_of(src, fn, names, tree_macros)
                 if helper is not None:
-                    result.helpers[fn.name] = helper
+                    names.helper[(src.file, fn.name)] = helper
                     changed = True
-    defined: dict[str, list[str]] = {}
-    for src in sources:
-        for fn in src.functions:
-            defined.setdefault(fn.name, []).append(src.file)
-    for name, files in sorted(defined.items()):
-        if name in result.helpers and len(set(files)) > 1:  # two static functions of one name: which is called?
-            del result.helpers[name]
-            result.notes.append(f"{name}: defined in {', '.join(sorted(set(files)))}: not read as a lock helper")
-    if result.helpers:
-        result.calls = _call_sites(sources, result.helpers)
+    result = Helpers(by_file=dict(names.helper))
+    result.helpers = {h.name: h for h in sorted(names.helper.values(), key=lambda h: (h.file, h.line), reverse=True)}
+    if names.helper:
+        result.calls = _call_sites(sources, names)
     return result
 
 
-def _call_sites(sources: list[_Source], helpers: dict[str, Helper]) -> list[HelperCall]:
-    names = re.compile(r"\b(" + "|".join(map(re.escape, sorted(helpers))) + r")\s*\(")
+def _call_sites(sources: list[_Source], names: _Names) -> list[HelperCall]:
+    pattern = re.compile(r"\b(" + "|".join(sorted({re.escape(n) for _, n in names.helper})) + r")\s*\(")
     out = []
     for src in sources:
         code = src.code
-        for m in names.finditer(code):
-            if not _is_call(code, m.start()):
-                continue
-            fn = next((f for f in src.functions if f.body_start < m.start() < f.body_end), None)
-            found = call_arguments(code, m.end() - 1)
+        for m in pattern.finditer(code):
+            helper = names.lookup(m.group(1), src.file)
+            found = call_arguments(code, m.end() - 1) if helper and _is_call(code, m.start()) else None
             if found is None:
                 continue
-            helper = helpers[m.group(1)]
-            target = _target(code, m.start(), fn)
+            fn = next((f for f in src.functions if f.body_start < m.start() < f.body_end), None)
             line, column = _line_col(code, m.start())
-            call = HelperCall(src.file, line, column, fn.name if fn else "", helper, tuple(found[0]), target, False)
-            outer = helpers.get(call.function)
-            if outer is not None and outer.file == src.file:
-                # inside a helper: the call creates that helper's lock (every lock a helper creates is)
-                call.internal = True
+            call = HelperCall(src.file, line, column, fn.name if fn else "", helper, tuple(found[0]),
+                              _target(code, m.start(), fn), False)
+            # inside a helper, a call creates that helper's lock (every lock a helper creates is)
+            call.internal = fn is not None and (src.file, fn.name) in names.helper
             out.append(call)
     return out
 
@@ -533,7 +568,7 @@ def _call_sites(sources: list[_Source], helpers: dict[str, Helper]) -> list[Help
 def call_at(text: str, file: str, line: int, helper: Helper, nth: int = 0) -> HelperCall | None:
     """The nth call of helper that spans the 1-based line of text (a file's source), or None: for
     a profiler that knows a call's line from the debug info."""
-    code = _blank_directives(code_only(text))
+    code = _code(text)
     for m in re.finditer(rf"\b{re.escape(helper.name)}\s*\(", code):
         found = call_arguments(code, m.end() - 1) if _is_call(code, m.start()) else None
         if found is None:
@@ -561,7 +596,7 @@ def link(helpers: Helpers, sites: list) -> tuple[list, list[str]]:
         for s in site.sites:
             if s.kind == "mutex_init":
                 ids.setdefault((s.file, s.line), []).append(site.lock_id)
-    for helper in helpers.helpers.values():
+    for helper in helpers.by_file.values():
         for lock in helper.locks:
             lock.init_ids = sorted({i for at in lock.inits for i in ids.get(at, [])})
     calls: dict[int, int] = {}  # id(helper lock) -> calls with an entry
@@ -571,7 +606,7 @@ def link(helpers: Helpers, sites: list) -> tuple[list, list[str]]:
     created: dict[str, list[str]] = {}  # init id -> 'helper() (what)' for each helper lock it initialises
     total: dict[str, int] = {}  # init id -> calls with an entry of their own
     notes = list(helpers.notes)
-    for helper in sorted(helpers.helpers.values(), key=lambda h: (h.file, h.line)):
+    for helper in sorted(helpers.by_file.values(), key=lambda h: (h.file, h.line)):
         for lock in helper.locks:
             n = calls.get(id(lock), 0)
             for init in lock.init_ids:
@@ -624,7 +659,7 @@ def wrap_calls(text: str, file: str, sites, kept_ids: set[str] = frozenset()) ->
                             if p not in entry[1])
     if not wanted:
         return text, []
-    code = _blank_directives(code_only(text))
+    code = _code(text)
     defined = functions(file, code)
     names = re.compile(r"\b(" + "|".join(sorted({re.escape(c.helper.name) for c, _ in wanted.values()})) + r")\s*\(")
     pending = sorted(wanted.values(), key=lambda w: (w[0].line, w[0].column))
