@@ -15,6 +15,7 @@ from pathlib import Path
 
 from rclify.profiling import symbols as syms
 from rclify.profiling.format import CACHE_EVENTS, FORMAT, VERSION, cs_time_pct, status_text
+from rclify.ctext.preprocessor import quoted_includes
 from rclify.transform import lock_helpers
 
 MUTEX_SIZE = 40  # sizeof(pthread_mutex_t) on x86-64/aarch64 glibc
@@ -230,14 +231,36 @@ def _resolve_sites(chains, objects, main_obj) -> dict[tuple[int, ...], tuple[str
     return result
 
 
+_MAX_HEADERS = 300
+
+
 def _sources(files: set[str]) -> dict[str, str]:
-    out = {}
-    for file in files:
+    """The texts of files (the sources the debug info names) and of the headers they include with
+    `#include "..."`, found beside the including file or in a directory above it (or its include/
+    or src/): the lock helper inference reads the tree's macros there (libuv's UV__ERR)."""
+    out: dict[str, str] = {}
+    todo = sorted(files)
+    while todo and len(out) < len(files) + _MAX_HEADERS:
+        file = todo.pop(0)
+        if file in out:
+            continue
         try:
             out[file] = Path(file).read_text(errors="replace")
         except OSError:
             continue
+        for name in quoted_includes(out[file]):
+            found = _include(Path(file).parent, name)
+            if found is not None and str(found) not in out:
+                todo.append(str(found))
     return out
+
+
+def _include(directory: Path, name: str) -> Path | None:
+    for up in [directory, *directory.parents][:4]:
+        for candidate in (up / name, up / "include" / name, up / "src" / name):
+            if candidate.is_file():
+                return candidate
+    return None
 
 
 @dataclass

@@ -152,9 +152,11 @@ class Helpers:
         return {at for h in self.by_file.values() for lock in h.locks for at in lock.inits}
 
     def call_locks(self) -> list[CallLock]:
-        """Every lock the tree's calls of helpers create (internal calls and C++ files aside)."""
+        """Every lock the tree's calls of helpers create: calls in C files (not inside helpers).
+        Calls in headers and C++ files keep the helper's entry: RCL_LOCK_SITE is C only, and a
+        header may be compiled as C++."""
         return [CallLock(c, lock, c.lock_expression(lock)) for c in self.calls if not c.internal
-                and not is_cxx(c.file) for lock in c.helper.locks]
+                and not is_cxx(c.file) and not is_header(c.file) for lock in c.helper.locks]
 
 
 # ---- the text: functions, macros, calls -------------------------------------------------------------
@@ -647,7 +649,7 @@ def wrap_calls(text: str, file: str, sites, kept_ids: set[str] = frozenset()) ->
     function, rclify_cs_<function>_<n>) by helper, arguments and function, in order; calls
     already wrapped are left alone (running it twice changes nothing).  Returns the new text and
     notes ('file:line: ...') for calls not found again."""
-    if is_cxx(file):
+    if is_cxx(file) or is_header(file):
         return text, []
     wanted: dict[int, tuple[HelperCall, list[tuple[str, str]]]] = {}
     for site in sites:

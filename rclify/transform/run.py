@@ -137,9 +137,8 @@ def analyse_tree(root: Path, files: list[Path], config_path: Path, options: Opti
         progress(f"extracted {sum(r['status'] == 'extracted' for r in outcome.regions)} of "
                  f"{len(outcome.regions)} regions ({outcome.timings['extract_s'] + outcome.timings['render_s']:.1f}s)")
 
-        outcome.locks = _lock_entries(table, outcome, config_path, kept.lock_ids |
-                                      {s.lock_id for s in table.sites if s.file in kept.unchanged} |
-                                      kept_call_sites(table.sites, kept.lock_ids))
+        kept_ids = kept.lock_ids | {s.lock_id for s in table.sites if s.file in kept.unchanged}
+        outcome.locks = _lock_entries(table, outcome, config_path, kept_ids | kept_call_sites(table.sites, kept_ids))
         staging = Staging(root, table, config_path, flags.for_file, options.jobs, outcome, progress, kept)
         with _timed(outcome, "spatch_rewrite_and_verify_s"):
             outcome.changed = staging.rewrite_and_verify(files, rendered)
