@@ -155,8 +155,8 @@ class Helpers:
         """Every lock the tree's calls of helpers create: calls in C files (not inside helpers).
         Calls in headers and C++ files keep the helper's entry: RCL_LOCK_SITE is C only, and a
         header may be compiled as C++."""
-        return [CallLock(c, lock, c.lock_expression(lock)) for c in self.calls if not c.internal
-                and not is_cxx(c.file) and not is_header(c.file) for lock in c.helper.locks]
+        return [CallLock(c, lock, expr) for c in self.calls if not c.internal and not is_cxx(c.file)
+                and not is_header(c.file) for lock in c.helper.locks if (expr := c.lock_expression(lock))]
 
 
 # ---- the text: functions, macros, calls -------------------------------------------------------------
