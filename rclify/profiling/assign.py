@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from rclify import algorithms, lock_config
 from rclify.errors import UsageError
 from rclify.lock_config import LockEntry
+from rclify.transform.lock_table import normalize
 
 DEFAULT_LOWER, DEFAULT_UPPER = 0.15, 0.60
 COMBINING = "ccsynch"  # the combining lock chosen where a core for an RCL server does not pay
@@ -167,7 +168,8 @@ class Matching:
 
 
 def match_ids(profile: dict, config_ids: list[str]) -> Matching:
-    """Runtime profiles carry config ids; preload profiles are matched by variable name."""
+    """Runtime profiles carry config ids; preload profiles are matched by the lock's expression
+    (`&tbl->lock` is `main.c:tbl->lock`, in the site's file), else by variable name."""
     result = Matching()
     known = set(config_ids)
     runtime = profile.get("source") == "runtime"
@@ -185,7 +187,9 @@ def match_ids(profile: dict, config_ids: list[str]) -> Matching:
         if lock.get("expression"):
             names.add(_base_name(lock["expression"]))
         site_file = _file_part(lock.get("site") or lock["id"])
-        candidates = [c for c in config_ids if _name_part(c) in names]
+        exact = [c for c in config_ids if lock.get("expression") and _file_part(c) == site_file
+                 and re.sub(r"#\d+$", "", c.rpartition(":")[2]) == normalize(lock["expression"])]
+        candidates = exact or [c for c in config_ids if _name_part(c) in names]
         if len(candidates) > 1 and site_file:
             candidates = [c for c in candidates if _file_part(c) == site_file] or candidates
         if len(candidates) == 1:

@@ -1,6 +1,11 @@
 """The preload profiler's raw records (runtime/profiler/preload.c) turned into profile.json's lock
 entries: records grouped by allocation site, addresses resolved to variables and source lines
-through the program's symbols, counts and cache misses summed."""
+through the program's symbols, counts and cache misses summed.
+
+A lock set up inside one of the program's lock helpers (a function that creates a lock for its
+caller: rclify/transform/lock_helpers.py, read from the sources the debug info names) is named by
+the helper's call, one level up per helper, as `rclify transform` names it: each call of
+`my_mutex_init(&tbl->lock)` is a lock of its own, with the expression `&tbl->lock`."""
 
 import re
 from collections import defaultdict
@@ -10,6 +15,8 @@ from pathlib import Path
 
 from rclify.profiling import symbols as syms
 from rclify.profiling.format import CACHE_EVENTS, FORMAT, VERSION, cs_time_pct, status_text
+from rclify.ctext.preprocessor import quoted_includes
+from rclify.transform import lock_helpers
 
 MUTEX_SIZE = 40  # sizeof(pthread_mutex_t) on x86-64/aarch64 glibc
 
@@ -30,6 +37,7 @@ class RawLock:
     cs_measured: int
     misses: list[int]
     nested: list[int]
+    callers: list[int] = field(default_factory=list)  # init locks: return addresses above site
 
 
 @dataclass
@@ -76,9 +84,10 @@ def parse_raw(text: str) -> Raw:
             elif word == "lock":
                 f = rest.split()
                 nested = [] if f[12] == "-" else [int(x) for x in f[12].split(",")]
+                callers = [] if len(f) < 14 or f[13] == "-" else [int(x, 16) for x in f[13].split(",")]
                 raw.locks.append(
                     RawLock(int(f[0]), int(f[1], 16), int(f[2], 16), f[3], f[4] == "1",
-                            *(int(x) for x in f[5:10]), [int(f[10]), int(f[11])], nested)
+                            *(int(x) for x in f[5:10]), [int(f[10]), int(f[11])], nested, callers)
                 )
             elif word == "maps-begin":
                 in_maps = True
@@ -111,12 +120,12 @@ def build_profile(raw: Raw, program: Path, args: list[str], status: int, wall_ns
     group_of_rec: dict[int, str] = {}
 
     init_locks = [l for l in raw.locks if l.kind == "i"]
-    sites = _resolve_sites({l.site for l in init_locks}, objects, main_obj)
+    sites = _resolve_sites({(l.site, *l.callers) for l in init_locks}, objects, main_obj)
     for lock in raw.locks:
         obj = syms.object_at(objects, lock.addr)
         var = _variable_at(obj, lock.addr, main_obj) if obj else None
         if lock.kind == "i":
-            site_id, site_name, expression = sites[lock.site]
+            site_id, site_name, expression = sites[(lock.site, *lock.callers)]
             group = groups.setdefault(site_id, _Group(site_id, site_name, "init", site=site_id, expression=expression))
             element = var[1] if var else f"heap {lock.addr:#x}"
         elif var:
@@ -176,36 +185,132 @@ def _variable_at(obj: syms.LoadedObject, addr: int, main_obj) -> tuple[str, str,
     return prefix + sym.name, element, sym
 
 
-def _resolve_sites(addrs, objects, main_obj) -> dict[int, tuple[str, str, str | None]]:
-    """init return address -> (site id, readable name, source expression of the lock)."""
+def _resolve_sites(chains, objects, main_obj) -> dict[tuple[int, ...], tuple[str, str, str | None]]:
+    """(init return address, its callers' return addresses...) -> (site id, readable name, source
+    expression of the lock).  The site is the init call's, or, when that is inside a lock helper,
+    the helper's call (lock_helpers.py), as many levels up as there are helpers."""
     by_obj: dict[str, list[int]] = defaultdict(list)
-    result = {}
-    for addr in addrs:
+    frames: dict[int, list[syms.Site]] = {}  # return address -> source frames, innermost (inlined) first
+    for addr in {a for chain in chains for a in chain}:
         obj = syms.object_at(objects, addr)
-        if obj is None:
-            result[addr] = (f"init@{addr:#x}", f"pthread_mutex_init called from {addr:#x} (no object)", None)
-        else:
+        if obj is not None:
             by_obj[obj.path].append(addr)
     for path, addrs_here in by_obj.items():
         obj = next(o for o in objects if o.path == path)
         call = {a: a - obj.bias - 1 for a in addrs_here}  # -1: inside the call instruction
-        found = syms.code_sites(path, list(call.values()))
-        for addr in addrs_here:
-            site = found.get(call[addr])
-            if site:
-                site_id = f"{Path(site.file).name}:{site.line}"
-                where = f" in {site.function}()" if site.function else ""
-                expression = _init_expression(site.file, site.line)
-                result[addr] = (site_id, f"pthread_mutex_init{where} at {site.file}:{site.line}", expression)
-                continue
-            func = syms.symbols(path).func_at(call[addr])
-            prefix = "" if obj is main_obj else f"{obj.name}:"
-            if func:
-                site_id = f"{prefix}{func.name}+{call[addr] + 1 - func.value:#x}"
-            else:
-                site_id = f"{obj.name}+{call[addr] + 1:#x}"
-            result[addr] = (site_id, f"pthread_mutex_init called from {site_id} (no debug info: build with -g)", None)
+        found = syms.code_chains(path, list(call.values()))
+        frames.update({a: found[call[a]] for a in addrs_here if call[a] in found})
+    sources = _sources({s.file for fs in frames.values() for s in fs})
+    helpers = lock_helpers.infer(sources).by_file if sources else {}  # (file, name) -> helper
+    result, named = {}, {}
+    for chain in chains:
+        addr = chain[0]
+        if frames.get(addr):
+            named[chain] = _helper_call([(a, s) for a in chain for s in frames.get(a, [])], sources, helpers)
+            continue
+        obj = syms.object_at(objects, addr)
+        if obj is None:
+            result[chain] = (f"init@{addr:#x}", f"pthread_mutex_init called from {addr:#x} (no object)", None)
+            continue
+        vaddr = addr - obj.bias - 1
+        func = syms.symbols(obj.path).func_at(vaddr)
+        prefix = "" if obj is main_obj else f"{obj.name}:"
+        if func:
+            site_id = f"{prefix}{func.name}+{vaddr + 1 - func.value:#x}"
+        else:
+            site_id = f"{obj.name}+{vaddr + 1:#x}"
+        result[chain] = (site_id, f"pthread_mutex_init called from {site_id} (no debug info: build with -g)", None)
+    # helper calls on one line (`init(&a) || init(&b)`): told apart by their code address, in order
+    calls_on_line: dict[tuple, list[int]] = defaultdict(list)
+    for found in named.values():
+        if found.helper is not None and found.addr not in calls_on_line[found.where]:
+            calls_on_line[found.where].append(found.addr)
+    for chain, found in named.items():
+        nth = sorted(calls_on_line[found.where]).index(found.addr) if found.helper is not None else 0
+        result[chain] = found.named(sources, nth)
     return result
+
+
+_MAX_HEADERS = 300
+
+
+def _sources(files: set[str]) -> dict[str, str]:
+    """The texts of files (the sources the debug info names) and of the headers they include with
+    `#include "..."`, found beside the including file or in a directory above it (or its include/
+    or src/): the lock helper inference reads the tree's macros there (libuv's UV__ERR)."""
+    out: dict[str, str] = {}
+    todo = sorted(files)
+    while todo and len(out) < len(files) + _MAX_HEADERS:
+        file = todo.pop(0)
+        if file in out:
+            continue
+        try:
+            out[file] = Path(file).read_text(errors="replace")
+        except OSError:
+            continue
+        for name in quoted_includes(out[file]):
+            found = _include(Path(file).parent, name)
+            if found is not None and str(found) not in out:
+                todo.append(str(found))
+    return out
+
+
+def _include(directory: Path, name: str) -> Path | None:
+    for up in [directory, *directory.parents][:4]:
+        for candidate in (up / name, up / "include" / name, up / "src" / name):
+            if candidate.is_file():
+                return candidate
+    return None
+
+
+@dataclass
+class _Found:
+    """Where an init call's lock was created: the init itself, or the call of the lock helper that
+    made it (helper set), with the code address of that call's frame."""
+
+    init: syms.Site
+    site: syms.Site
+    addr: int
+    helper: object = None  # lock_helpers.Helper
+    lock: object = None  # lock_helpers.HelperLock
+
+    @property
+    def where(self) -> tuple:
+        return self.site.file, self.site.line, self.helper.name if self.helper else ""
+
+    def named(self, sources: dict[str, str], nth: int) -> tuple[str, str, str | None]:
+        site, init = self.site, self.init
+        where = f" in {site.function}()" if site.function else ""
+        site_id = f"{Path(site.file).name}:{site.line}"
+        if self.helper is None:
+            return site_id, f"pthread_mutex_init{where} at {site.file}:{site.line}", _init_expression(init.file, init.line)
+        call = lock_helpers.call_at(sources[site.file], site.file, site.line, self.helper, nth)
+        via = f" (pthread_mutex_init at {init.file}:{init.line})" if init is not site else ""
+        return (site_id + (f"#{nth + 1}" if nth else ""), f"{self.helper.name}(){where} at {site.file}:{site.line}{via}",
+                call.lock_expression(self.lock) if call else None)
+
+
+def _helper_call(frames: list[tuple[int, syms.Site]], sources: dict[str, str], helpers) -> _Found:
+    """For an init call whose source frames are given (innermost first, each with its code
+    address): past each frame that is inside a lock helper to the helper's call."""
+    init = frames[0][1]
+    found = _Found(init, init, frames[0][0])
+    text = sources.get(init.file)
+    if text is not None and _init_expression(init.file, init.line) is None:
+        # no pthread_mutex_init there: a helper that ended in a tail call to it (its frame is gone)
+        called = [h for h in helpers.values() if len(h.locks) == 1 and lock_helpers.call_at(text, init.file, init.line, h)]
+        if len(called) == 1:
+            found = _Found(init, init, frames[0][0], called[0], called[0].locks[0])
+    for k in range(len(frames) - 1):
+        frame, (addr, caller) = frames[k][1], frames[k + 1]
+        helper = helpers.get((frame.file, frame.function or ""))
+        lock = next((l for l in helper.locks if (init.file, init.line) in l.inits), None) if helper else None
+        text = sources.get(caller.file)
+        if lock is None or text is None \
+                or lock_helpers.call_at(text, caller.file, caller.line, helper) is None:
+            break
+        found = _Found(init, caller, addr, helper, lock)
+    return found
 
 
 _INIT_CALL = re.compile(r"pthread_mutex_init\s*\(\s*(?P<arg>[^,]+?)\s*,")

@@ -184,7 +184,14 @@ class Site:
 
 
 def code_sites(path: str, vaddrs: list[int]) -> dict[int, Site]:
-    """addr2line for each vaddr (innermost inlined frame first); unresolved ones are left out."""
+    """addr2line for each vaddr: its innermost (inlined) frame; unresolved ones are left out."""
+    return {v: chain[0] for v, chain in code_chains(path, vaddrs).items()}
+
+
+def code_chains(path: str, vaddrs: list[int]) -> dict[int, list[Site]]:
+    """addr2line for each vaddr: its source frames, the innermost inlined one first and the
+    function the code is in last; frames without a source line are left out, and so are
+    addresses with none."""
     if not vaddrs or shutil.which("addr2line") is None:
         return {}
     args = ["addr2line", "-a", "-f", "-i", "-C", "-e", path] + [hex(v) for v in vaddrs]
@@ -192,7 +199,7 @@ def code_sites(path: str, vaddrs: list[int]) -> dict[int, Site]:
         proc = subprocess.run(args, capture_output=True, text=True, timeout=60)
     except (OSError, subprocess.TimeoutExpired):
         return {}
-    result: dict[int, Site] = {}
+    result: dict[int, list[Site]] = {}
     current = None
     lines = proc.stdout.splitlines()
     i = 0
@@ -205,11 +212,11 @@ def code_sites(path: str, vaddrs: list[int]) -> dict[int, Site]:
         func = line
         loc = lines[i + 1] if i + 1 < len(lines) else "??:0"
         i += 2
-        if current is None or current in result:
-            continue  # outer frames of an inlined call: the innermost names the site
+        if current is None:
+            continue
         loc = loc.split(" (discriminator")[0]
         file, _, lineno = loc.rpartition(":")
         if file in ("", "??") or not lineno.isdigit() or lineno == "0":
             continue
-        result[current] = Site(None if func == "??" else func, file, int(lineno))
+        result.setdefault(current, []).append(Site(None if func == "??" else func, file, int(lineno)))
     return result

@@ -6,6 +6,9 @@ Allocation sites, from a Discovery:
   mutex_init call sites                  'file.c:' + the initialised expression, normalised:
                                          '&me->notify_lock' -> 'thread.c:me->notify_lock',
                                          '&item_locks[i]'   -> 'thread.c:item_locks[]'
+  calls of lock helpers (lock_helpers.py) the same, with the lock's expression at the call:
+                                         'uv_mutex_init(&loop->wq_mutex)' -> 'loop.c:loop->wq_mutex',
+                                         'c->big = new_lock(0)'          -> 'main.c:c->big->m'
 A mutex_init of a defined variable (`static pthread_mutex_t m; ... pthread_mutex_init(&m, NULL)`,
 also through `extern` from another file) is the same site as the definition.  Two different sites
 that would get one id are told apart by '#2', '#3' (in line order): ids carry no line numbers
@@ -19,6 +22,7 @@ from dataclasses import dataclass, field
 
 from rclify.ctext.preprocessor import quoted_includes
 from rclify.ctext.tokens import balanced, code_only
+from rclify.transform import lock_helpers
 from rclify.transform.discover import Discovery, Site
 from rclify.lock_config import LockEntry, macro_suffix
 from rclify.transform.struct_instances import struct_locks
@@ -27,7 +31,7 @@ from rclify.transform.struct_instances import struct_locks
 @dataclass
 class LockSite:
     lock_id: str
-    kind: str  # 'static_mutex' | 'mutex_var' | 'mutex_init'
+    kind: str  # 'static_mutex' | 'mutex_var' | 'mutex_init' | 'helper_call'
     file: str
     line: int
     function: str
@@ -39,6 +43,9 @@ class LockSite:
     constructor_in: str = ""  # 'constructor': the .c file that gets it (rewrite_api.py writes it)
     member: str = ""  # a mutex field of a file-scope struct variable (struct_instances.py): the field
     static: bool = False  # (struct variables) declared static
+    helper_calls: list = field(default_factory=list)  # lock_helpers.CallLock: calls of lock helpers creating it
+    note: str = ""  # what else the entry's description says (a lock helper's own init site: which calls)
+    helper_init: bool = False  # an init site inside a lock helper: its calls' sites name the locks
 
     @property
     def macro(self) -> str:
@@ -56,10 +63,14 @@ class LockSite:
 
     def entry(self) -> LockEntry:
         where = f"{self.file}:{self.line}" + (f" in {self.function}()" if self.function else "")
-        what = {"static_mutex": "static initializer", "mutex_var": "definition", "mutex_init": "pthread_mutex_init"}
+        what = {"static_mutex": "static initializer", "mutex_var": "definition", "mutex_init": "pthread_mutex_init",
+                "helper_call": f"{self.helper_calls[0].call.helper.name}() call" if self.helper_calls else ""}
         if self.member:
             what = {"static_mutex": "struct initializer", "mutex_var": "zero-initialised struct variable"}
-        return LockEntry(self.lock_id, description=f"{self.expr}; {what[self.kind]} at {where}")
+        note = f"; {self.note}" if self.note else ""
+        if self.helper_calls and self.kind != "helper_call":  # a variable a lock helper sets up
+            note += "".join(f"; set up by {c.call.helper.name}() at {c.file}:{c.line}" for c in self.helper_calls)
+        return LockEntry(self.lock_id, description=f"{self.expr}; {what[self.kind]} at {where}{note}")
 
 
 def _field_initialized(fields: list["LockSite"], source: str, offset: int) -> "LockSite | None":
@@ -193,7 +204,8 @@ class LockTable:
 
         Same variable for (arrays of) globals and locals; otherwise the same normalised expression
         initialised in the same file, then the same last member name (`&c->thread->stats.mutex`
-        matches the site `threads[].stats.mutex`): same file first, a unique one elsewhere.
+        matches the site `threads[].stats.mutex`): same file first, a unique one elsewhere.  The
+        init sites inside lock helpers come last: the calls of the helper name the locks.
         """
         norm = normalize(expr)
         if not norm:
@@ -202,21 +214,26 @@ class LockTable:
             site = self.variable(norm.rstrip("[]"), file, function)
             if site:
                 return site.lock_id
-        same = [s for s in self.sites if s.normalized == norm]
-        for group in ([s for s in same if s.file == file and s.function == function], [s for s in same if s.file == file], same):
-            if group:
-                return group[0].lock_id
-        member = last_member(norm)
-        if member:
-            named = [s for s in self.sites if last_member(s.normalized) == member]
-            in_file = [s for s in named if s.file == file]
-            if in_file:
-                return in_file[0].lock_id
-            if named and len({s.lock_id for s in named}) == 1:
-                return named[0].lock_id
-            if named:
-                return sorted(named, key=lambda s: s.lock_id)[0].lock_id
-        return None
+        return _match(norm, file, function, [s for s in self.sites if not s.helper_init]) or \
+            _match(norm, file, function, self.sites)
+
+
+def _match(norm: str, file: str, function: str, sites: list[LockSite]) -> str | None:
+    same = [s for s in sites if s.normalized == norm]
+    for group in ([s for s in same if s.file == file and s.function == function], [s for s in same if s.file == file], same):
+        if group:
+            return group[0].lock_id
+    member = last_member(norm)
+    if member:
+        named = [s for s in sites if last_member(s.normalized) == member]
+        in_file = [s for s in named if s.file == file]
+        if in_file:
+            return in_file[0].lock_id
+        if named and len({s.lock_id for s in named}) == 1:
+            return named[0].lock_id
+        if named:
+            return sorted(named, key=lambda s: s.lock_id)[0].lock_id
+    return None
 
 
 def build_lock_table(discovery: Discovery, texts: dict[str, str] | None = None) -> LockTable:
@@ -245,24 +262,29 @@ def build_lock_table(discovery: Discovery, texts: dict[str, str] | None = None) 
                                   member=lock.field, static=lock.static))
     table = LockTable(sites)
 
-    # mutex_init calls: the definition's site when they initialise a defined variable
-    pending: dict[str, list[tuple[Site, str]]] = defaultdict(list)
-    for site in discovery.sites:
-        if site.kind != "mutex_init":
-            continue
+    # mutex_init calls, and calls of the tree's lock helpers (each call a lock: lock_helpers.py):
+    # the definition's site when they initialise a defined variable
+    helpers = lock_helpers.infer(texts or {})
+    pending: dict[str, list[tuple[Site | lock_helpers.CallLock, str]]] = defaultdict(list)
+    for site in [*discovery.of_kind("mutex_init"), *helpers.call_locks()]:
         norm = normalize(site.expr)
         base = re.fullmatch(r"([A-Za-z_]\w*)(\[\])?", norm)
         owner = table.variable(base.group(1), site.file, site.function) if base else None
         owner = owner or next((s for s in sites if s.member and s.normalized == norm), None)
         if owner:
-            owner.sites.append(site)
+            (owner.sites if isinstance(site, Site) else owner.helper_calls).append(site)
             continue
         pending[f"{site.file}:{norm}"].append((site, norm))
+    inside_helpers = helpers.init_lines()  # numbered after the calls of their helper ('#2'): the calls name the locks
     for lock_id, group in sorted(pending.items()):
-        group.sort(key=lambda item: (item[0].line, item[0].column))
+        group.sort(key=lambda item: ((item[0].file, item[0].line) in inside_helpers, item[0].line, item[0].column))
         for n, (site, norm) in enumerate(group, 1):
             unique = lock_id if n == 1 else f"{lock_id}#{n}"
-            sites.append(LockSite(unique, "mutex_init", site.file, site.line, site.function, site.expr, norm, sites=[site]))
+            if isinstance(site, Site):
+                sites.append(LockSite(unique, "mutex_init", site.file, site.line, site.function, site.expr, norm, sites=[site]))
+            else:
+                sites.append(LockSite(unique, "helper_call", site.file, site.line, site.function, site.expr, norm,
+                                      helper_calls=[site]))
 
     sites.sort(key=lambda s: s.lock_id)
     seen: dict[str, int] = {}
@@ -272,9 +294,10 @@ def build_lock_table(discovery: Discovery, texts: dict[str, str] | None = None) 
             site.lock_id = f"{site.lock_id}#{seen[site.lock_id]}"
         else:
             seen[site.lock_id] = 1
+    sites, notes = lock_helpers.link(helpers, sites)  # the helpers' init sites, by id
     includers = header_includers(texts or {})
-    notes = [note for site in sites if (note := _name_zero_initialised(site, includers, texts or {}))]
-    named = {s.member or last_member(s.normalized) for s in sites if s.kind == "mutex_init" or s.member}
+    notes += [note for site in sites if (note := _name_zero_initialised(site, includers, texts or {}))]
+    named = {s.member or last_member(s.normalized) for s in sites if s.kind in ("mutex_init", "helper_call") or s.member}
     for f in discovery.sites:  # struct fields: pthread_mutex_init calls or struct variables give their instances ids
         if f.kind == "mutex_var" and f.scope not in ("file", "function") and f.expr not in named:
             notes.append(f"{f.file}:{f.line}: {f.expr}: a pthread_mutex_t field of {f.scope} that no pthread_mutex_init "
@@ -304,9 +327,10 @@ def _name_zero_initialised(site: LockSite, includers: dict[str, list[str]], text
     """
     if site.member:
         return _name_zero_struct_field(site, includers)
-    definition = site.sites[0]
-    if site.kind != "mutex_var" or any(s.kind == "mutex_init" for s in site.sites) or not _zero(definition):
+    if site.kind != "mutex_var" or any(s.kind == "mutex_init" for s in site.sites) or site.helper_calls \
+            or not _zero(site.sites[0]):
         return ""
+    definition = site.sites[0]
     where = f"{definition.file}:{definition.line}: {definition.expr}"
     header = definition.file.endswith(".h")
     text = texts.get(definition.file)
@@ -342,7 +366,7 @@ def _name_zero_struct_field(site: LockSite, includers: dict[str, list[str]]) -> 
     """A mutex field of a zero-initialised struct variable (or one its initializer leaves out)
     that no pthread_mutex_init names: a constructor sets the id (an initializer would have to
     name every field of the struct)."""
-    if site.kind != "mutex_var" or any(s.kind == "mutex_init" for s in site.sites):
+    if site.kind != "mutex_var" or any(s.kind == "mutex_init" for s in site.sites) or site.helper_calls:
         return ""
     if not site.file.endswith(".h"):
         site.zero_init, site.constructor_in = "constructor", site.file

@@ -12,6 +12,8 @@ per patch over all files that mention its tokens), then two small text passes:
   * in C++ files (spatch --c++ parses little C++: classes, templates and lambdas are left to the
     text pass), RCL_CONFIG_REF(cfg), a C compound literal's address, becomes a lambda returning a
     static configuration (rclify/transform/cxx.py);
+  * each call of one of the tree's lock helpers that has a lock_config.h entry of its own is
+    wrapped in RCL_LOCK_SITE (rclify/transform/lock_helpers.py);
   * every changed file gets `#include "<relative path to lock_config.h>"` after its last
     `#include <pthread.h>` (else after its first #include, else at the top).
 Nothing is written into the tree: the new texts are returned.  Running it again over its own
@@ -32,6 +34,7 @@ from rclify.ctext.tokens import code_only
 from rclify.transform.cxx import by_language, config_refs_for_cxx, is_cxx
 from rclify.transform.discover import relative_files
 from rclify.transform.kept_posix import KeptPosix
+from rclify.transform.lock_helpers import wrap_calls
 from rclify.transform.lock_table import LockSite, LockTable
 from rclify.lock_config import macro_suffix
 from rclify.paths import SEMANTIC_PATCHES_DIR
@@ -134,6 +137,8 @@ def rewrite_api(root: Path, files: list[Path], sites: list[LockSite], config_hea
             new, notes = rewrite_leftovers((work / f).read_text(errors="surrogateescape"), f)
             new = KeptPosix.unmask(new)
             new = config_refs_for_cxx(new) if is_cxx(f) else new
+            result.notes += notes
+            new, notes = wrap_calls(new, f, table.sites, kept.lock_ids if kept is not None else set())
             result.notes += notes
             for site in table.sites:
                 if site.zero_init == "constructor" and site.constructor_in == f:

@@ -35,6 +35,7 @@ from rclify.transform.analyse import Analysis, analyse, complete_call_graph, reg
 from rclify.transform.cxx import CXX_SUFFIXES, cxx_regions, is_cxx
 from rclify.transform.discover import NOT_HANDLED, Discovery, discover
 from rclify.transform.kept_posix import KeptPosix, find_kept_posix
+from rclify.transform.lock_helpers import kept_call_sites
 from rclify.transform.lock_table import LockTable, build_lock_table
 from rclify.transform.refusals import Reason
 from rclify.transform.regions import Region
@@ -136,8 +137,8 @@ def analyse_tree(root: Path, files: list[Path], config_path: Path, options: Opti
         progress(f"extracted {sum(r['status'] == 'extracted' for r in outcome.regions)} of "
                  f"{len(outcome.regions)} regions ({outcome.timings['extract_s'] + outcome.timings['render_s']:.1f}s)")
 
-        outcome.locks = _lock_entries(table, outcome, config_path, kept.lock_ids |
-                                      {s.lock_id for s in table.sites if s.file in kept.unchanged})
+        kept_ids = kept.lock_ids | {s.lock_id for s in table.sites if s.file in kept.unchanged}
+        outcome.locks = _lock_entries(table, outcome, config_path, kept_ids | kept_call_sites(table.sites, kept_ids))
         staging = Staging(root, table, config_path, flags.for_file, options.jobs, outcome, progress, kept)
         with _timed(outcome, "spatch_rewrite_and_verify_s"):
             outcome.changed = staging.rewrite_and_verify(files, rendered)

@@ -104,6 +104,42 @@ typedef int (*rcl_cs_fn)(void *ctx);
 
 /* Mutexes.  Return values are those of the pthread equivalents. */
 int rcl_mutex_init(rcl_mutex_t *m, const pthread_mutexattr_t *attr, const rcl_lock_config_t *config);
+
+/*
+ * Locks created through a helper function of the program (`int lock_setup(lock_t *l)` that calls
+ * pthread_mutex_init(&l->m, ...), `lock_t *lock_new(void)` that allocates one): rclify transform
+ * gives each *call* of such a helper its own lock_config.h entry, and wraps the call:
+ *     RCL_LOCK_SITE(lock_setup(&cache->lock), RCL_SITE("lock.c:l->m", RCLIFY_LOCK_cache_c_cache_lock_m))
+ * While the call runs, every rcl_mutex_init on this thread whose own configuration's id is one of
+ * the listed ids (the helper's init sites) takes the configuration given with it instead: the lock
+ * is set up for its call site's entry before anyone can use it.  A helper calling another helper
+ * leaves the outermost call site in charge; other threads and other init sites are not affected.
+ * RCL_LOCK_SITE is an expression with the call's value (RCL_LOCK_SITE_VOID: a helper returning
+ * void).  GNU C: a statement expression; C only (a compound literal array).
+ */
+typedef struct rcl_lock_site {
+    const char *init_id;      /* id of an init site inside the helper; NULL ends a list */
+    rcl_lock_config_t config; /* the configuration a lock initialised there takes */
+} rcl_lock_site_t;
+#define RCL_SITE(init_id, cfg) { (init_id), cfg }
+/* Opens the sites (a list ended by a NULL init_id) on this thread unless sites are open already;
+ * returns what was open before, for rcl_lock_site_leave. */
+const rcl_lock_site_t *rcl_lock_site_enter(const rcl_lock_site_t *sites);
+void rcl_lock_site_leave(const rcl_lock_site_t *outer);
+#define RCL_LOCK_SITES_(...) ((const rcl_lock_site_t[]){ __VA_ARGS__, { NULL, RCL_CONFIG_DEFAULT } })
+#define RCL_LOCK_SITE(call, ...)                                                              \
+    (__extension__({                                                                          \
+        const rcl_lock_site_t *rcl_site_outer_ = rcl_lock_site_enter(RCL_LOCK_SITES_(__VA_ARGS__)); \
+        __typeof__(call) rcl_site_value_ = (call);                                            \
+        rcl_lock_site_leave(rcl_site_outer_);                                                 \
+        rcl_site_value_;                                                                      \
+    }))
+#define RCL_LOCK_SITE_VOID(call, ...)                                                         \
+    (__extension__({                                                                          \
+        const rcl_lock_site_t *rcl_site_outer_ = rcl_lock_site_enter(RCL_LOCK_SITES_(__VA_ARGS__)); \
+        (call);                                                                               \
+        rcl_lock_site_leave(rcl_site_outer_);                                                 \
+    }))
 int rcl_mutex_destroy(rcl_mutex_t *m);
 int rcl_mutex_lock_slow(rcl_mutex_t *m);
 int rcl_mutex_unlock_slow(rcl_mutex_t *m);

@@ -13,10 +13,13 @@
  * exits or when the profile is written.
  *
  * Lock identity.  Every lock the program touches gets a record: the lock's address, and for locks
- * set up by pthread_mutex_init the return address of that call (the allocation site); locks that
- * are used without an init call were initialised statically (PTHREAD_MUTEX_INITIALIZER).  The
- * Python side (rclify/profile.py) turns sites into file:line with addr2line and static addresses
- * into variable names with the binary's symbol table, using the /proc/self/maps copy we write.
+ * set up by pthread_mutex_init the return address of that call (the allocation site) and the
+ * return addresses of the next CALLERS frames (a lock set up by one of the program's helper
+ * functions is named by the helper's call); locks that are used without an init call were
+ * initialised statically (PTHREAD_MUTEX_INITIALIZER).  The Python side
+ * (rclify/profiling/preload_records.py) turns sites into file:line with addr2line and static
+ * addresses into variable names with the binary's symbol table, using the /proc/self/maps copy
+ * we write.
  *
  * Output.  A text file $RCLIFY_PROF_OUT.<pid> (see write_profile for its lines), replaced
  * atomically (write to .tmp, rename).  It is written at exit (atexit), from fatal-signal and
@@ -30,6 +33,7 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
+#include <execinfo.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
@@ -81,12 +85,14 @@ static void resolve(void)
 #define MAP_SLOTS (1u << 21) /* power of two, twice MAX_RECORDS */
 #define MAX_NESTED 6
 #define MAX_HELD 64
+#define CALLERS 3 /* frames recorded past an init call's site: helpers calling helpers */
 
 enum { KIND_STATIC = 's', KIND_INIT = 'i', KIND_UNUSED = 'u' };
 
 struct record {
     uintptr_t addr; /* the pthread_mutex_t */
     uintptr_t site; /* return address of pthread_mutex_init, 0 for a static lock */
+    uintptr_t callers[CALLERS]; /* return addresses of the frames above site's (0: none) */
     char kind;
     char destroyed;
 };
@@ -213,6 +219,25 @@ static uint32_t new_record(uintptr_t addr, uintptr_t site, char kind)
     records[r].kind = kind;
     __atomic_thread_fence(__ATOMIC_RELEASE);
     return r + 1;
+}
+
+/*
+ * The callers of an init call's site (the function that called pthread_mutex_init may be a helper
+ * of the program's, called once per lock).  backtrace() unwinds with the .eh_frame tables (no
+ * frame pointers needed); its frames start in this library, so they are matched against the site
+ * rather than counted.  Only init calls pay for it.
+ */
+static __attribute__((noinline)) void record_callers(struct record *r)
+{
+    void *frames[CALLERS + 4];
+    int n = backtrace(frames, CALLERS + 4);
+    for (int i = 0; i < n; i++) {
+        if ((uintptr_t)frames[i] != r->site)
+            continue;
+        for (int k = 0; k < CALLERS && i + 1 + k < n; k++)
+            r->callers[k] = (uintptr_t)frames[i + 1 + k];
+        return;
+    }
 }
 
 /* The record (+1) of the lock at m, created as a static lock on first sight; 0 when full. */
@@ -382,8 +407,9 @@ static void thread_exit(void *arg)
  *   cache available | cache unavailable REASON
  *   threads N TOTAL_NS            threads seen and the sum of their lifetimes so far
  *   untracked N                   acquisitions not recorded (tables full)
- *   lock REC ADDR SITE KIND DESTROYED ACQ CONTENDED WAIT_NS HOLD_NS CS_MEASURED L1D LLC NESTED
- *                                 (ADDR, SITE hex; KIND s|i; NESTED: comma list of RECs or -)
+ *   lock REC ADDR SITE KIND DESTROYED ACQ CONTENDED WAIT_NS HOLD_NS CS_MEASURED L1D LLC NESTED CALLERS
+ *                                 (ADDR, SITE hex; KIND s|i; NESTED: comma list of RECs or -;
+ *                                 CALLERS: comma list of hex return addresses above SITE, or -)
  *   maps-begin ... maps-end       a copy of /proc/self/maps
  *   end exit | end signal N | end snapshot
  */
@@ -477,6 +503,12 @@ static void write_profile(const char *why, int signo, int have_registry)
             if (i)
                 prof_put(&out, ",");
             prof_put_u64(&out, s->nested[i]);
+        }
+        prof_put(&out, rec->callers[0] ? " " : " -");
+        for (int i = 0; i < CALLERS && rec->callers[i]; i++) {
+            if (i)
+                prof_put(&out, ",");
+            prof_put_hex(&out, rec->callers[i]);
         }
         prof_put(&out, "\n");
     }
@@ -585,6 +617,8 @@ __attribute__((constructor)) static void prof_start(void)
     } else {
         pmu_status = -1;
     }
+    void *warm[2];
+    backtrace(warm, 2); /* loads the unwinder now, not inside the program's first init call */
     start_ns = last_snapshot = prof_now_ns();
     install_signal_handlers();
     atexit(at_exit);
@@ -740,8 +774,12 @@ EXPORT int pthread_mutex_init(pthread_mutex_t *m, const pthread_mutexattr_t *att
     if (rc == 0 && __atomic_load_n(&state, __ATOMIC_ACQUIRE) == 2 && !in_profiler) {
         struct map_slot *slot = map_slot((uintptr_t)m, 1);
         uint32_t rec = slot ? new_record((uintptr_t)m, (uintptr_t)__builtin_return_address(0), KIND_INIT) : 0;
-        if (rec)
+        if (rec) {
+            in_profiler = 1; /* what the unwinder itself initialises is not the program's */
+            record_callers(&records[rec - 1]);
+            in_profiler = 0;
             __atomic_store_n(&slot->rec, rec, __ATOMIC_RELEASE);
+        }
     }
     return rc;
 }

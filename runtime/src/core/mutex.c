@@ -2,7 +2,9 @@
  * Lock API dispatch: every rcl_mutex_* call resolves the lock's algorithm (once) and forwards to
  * its rcl_lock_ops.  Statically initialised and zero-filled locks are resolved on first use:
  * one thread moves alg from UNRESOLVED to RESOLVING with a CAS, sets the lock up, then publishes
- * impl and the final alg with a release store; others wait for it.
+ * impl and the final alg with a release store; others wait for it.  A lock initialised inside a
+ * call of one of the program's lock helpers takes the configuration of that call's site
+ * (rcl_lock_site_enter, RCL_LOCK_SITE in rclify.h) instead of the helper's own.
  */
 #include <errno.h>
 #include <sched.h>
@@ -52,13 +54,44 @@ static int resolve(rcl_mutex_t *m)
     return alg;
 }
 
+/*
+ * Call sites of the program's lock helpers (RCL_LOCK_SITE in rclify.h): the sites open on this
+ * thread while a wrapped helper call runs, NULL otherwise.  Only this thread reads or writes it.
+ */
+static __thread const rcl_lock_site_t *open_sites;
+
+const rcl_lock_site_t *rcl_lock_site_enter(const rcl_lock_site_t *sites)
+{
+    const rcl_lock_site_t *outer = open_sites;
+    if (!outer) /* a helper called by a helper: the outermost call site names the lock */
+        open_sites = sites;
+    return outer;
+}
+
+void rcl_lock_site_leave(const rcl_lock_site_t *outer)
+{
+    open_sites = outer;
+}
+
+/* The open call site a lock initialised with `config` belongs to, or NULL. */
+static const rcl_lock_site_t *open_site_for(const rcl_lock_config_t *config)
+{
+    if (!open_sites || !config || !config->id)
+        return NULL;
+    for (const rcl_lock_site_t *s = open_sites; s->init_id; s++)
+        if (strcmp(s->init_id, config->id) == 0)
+            return s;
+    return NULL;
+}
+
 int rcl_mutex_init(rcl_mutex_t *m, const pthread_mutexattr_t *attr, const rcl_lock_config_t *config)
 {
     int kind = PTHREAD_MUTEX_DEFAULT;
     if (attr && pthread_mutexattr_gettype(attr, &kind) != 0)
         return EINVAL;
     rcl_lock_config_t dflt = RCL_CONFIG_DEFAULT;
-    m->config = config ? *config : dflt;
+    const rcl_lock_site_t *site = open_site_for(config);
+    m->config = site ? site->config : config ? *config : dflt;
     m->kind = kind;
     m->impl = NULL;
     int rc = pthread_mutex_init(&m->posix, attr);

@@ -1,0 +1,690 @@
+"""Lock helpers: functions of the program that create a lock for their caller, and their calls.
+
+A lock created through a helper (libuv's `uv_mutex_init(&loop->wq_mutex)`, whose body calls
+`pthread_mutex_init(mutex, NULL)`; an allocator `l = new_lock(0)` that mallocs a struct and
+initialises its mutex) belongs to the helper's *caller*: each call is a lock of its own, with
+
+  * its own lock_config.h entry (lock_table.py: kind 'helper_call', id 'file.c:' + the lock's
+    expression at the call, as for a pthread_mutex_init there: `src/unix/loop.c:loop->wq_mutex`,
+    `main.c:c->big->m` for `c->big = new_lock(0)`),
+  * its configuration applied at run time: the call is wrapped in RCL_LOCK_SITE (rclify.h), so
+    the locks the helper initialises during that call take the call site's configuration instead
+    of the helper's own (wrap_calls(), run by rewrite_api.py),
+  * its own name in a preload profile: rclify/profiling/preload_records.py walks past the frames
+    of helpers, found with the same inference, to the call.
+
+A function defined in the tree is a helper when
+  * every lock it initialises (a pthread_mutex_init call, or a call of another helper) hangs from
+    a parameter (`m`, `&p->lock`, `&p->locks[i]`) or from a pointer local it returns
+    (`l = malloc(..); pthread_mutex_init(&l->m, ..); return l;`), and
+  * it does nothing else than set that up: every function it calls allocates or clears memory,
+    sets up mutex or condvar attributes or a condvar, reports a failure (abort, assert, perror,
+    fprintf, exit, ...), is another helper, or is a function-like macro of the tree calling only
+    those.
+So libuv's `uv_loop_init(loop)`, which initialises loop->wq_mutex among much else, is not a
+helper: the lock it creates is named where it calls uv_mutex_init.  A helper's own init sites keep
+their entries: the configuration of the locks it creates where no call site has an entry (a call
+through a function pointer, from a C++ file, from code extraction moved).
+
+Read from the text (comments and strings blanked, directives blanked, so both branches of an #if
+are seen): it works on files libclang or spatch cannot parse, and on the sources a profiled
+binary was built from.  Calls inside #define bodies and macro helpers are not read (one lock per
+macro body, as before).
+"""
+
+import re
+from dataclasses import dataclass, field
+
+from rclify.ctext.tokens import Token, call_arguments, code_only, tokenize
+from rclify.transform.cxx import is_cxx, is_header
+
+INIT = "pthread_mutex_init"
+
+# What a helper may call besides the init: memory, attributes and condvars, failure reports.
+_ALLOWED = {
+    "malloc", "calloc", "realloc", "reallocarray", "aligned_alloc", "posix_memalign", "memalign", "valloc",
+    "free", "memset", "memcpy", "bzero", "explicit_bzero", "strdup", "strndup", "strlen", "offsetof",
+    "pthread_cond_init", "pthread_cond_destroy", "pthread_mutex_destroy",
+    "abort", "exit", "_exit", "assert", "__assert_fail", "__assert_rtn", "__assert", "perror", "strerror",
+    "fprintf", "printf", "fputs", "puts", "err", "errx", "warn", "warnx", "syslog",
+}
+_ALLOWED_PREFIXES = ("pthread_mutexattr_", "pthread_condattr_", "__builtin_")
+_NOT_CALLS = {
+    "if", "while", "for", "switch", "return", "sizeof", "_Alignof", "alignof", "__alignof__", "typeof",
+    "__typeof__", "__typeof", "_Generic", "defined", "__attribute__", "__attribute", "__extension__",
+    "__asm__", "asm", "case", "do", "else", "_Static_assert", "static_assert", "__builtin_offsetof",
+}
+_MAX_MACRO_DEPTH = 6
+_PATH = re.compile(r"(?:(?:->|\.)[A-Za-z_]\w*(?:\[\])*)+")
+
+
+@dataclass(frozen=True)
+class Function:
+    """A function definition read from a file's text."""
+
+    file: str
+    name: str
+    line: int
+    params: tuple[str, ...]
+    returns_void: bool
+    body_start: int  # offset of its `{`
+    body_end: int  # offset just past its `}`
+    static: bool = False
+
+
+@dataclass
+class HelperLock:
+    """One lock a helper creates: the parameter it hangs from (-1: the pointer the helper
+    returns), the path from what that points to ('' when it is the mutex pointer itself), and the
+    pthread_mutex_init calls that initialise it ((file, line), through nested helpers too)."""
+
+    param: int
+    path: str
+    inits: list[tuple[str, int]] = field(default_factory=list)
+    init_ids: list[str] = field(default_factory=list)  # their lock ids (set by link())
+
+    def describe(self, helper: "Helper") -> str:
+        base = "its result" if self.param < 0 else f"parameter {helper.params[self.param]}"
+        return f"{base}{self.path}" if self.path else base
+
+
+@dataclass
+class Helper:
+    name: str
+    file: str
+    line: int
+    params: tuple[str, ...]
+    returns_void: bool
+    locks: list[HelperLock]
+
+
+@dataclass
+class HelperCall:
+    """One call of a helper in the tree's text."""
+
+    file: str
+    line: int
+    column: int
+    function: str  # the enclosing function ('' at file scope)
+    helper: Helper
+    args: tuple[str, ...]
+    target: str  # what the result is assigned to ('' when it is not)
+    internal: bool  # inside a helper, creating that helper's own lock: not a lock of its own
+
+    @property
+    def key(self) -> tuple[str, tuple[str, ...]]:
+        """How the call is found again in a rewritten text: the helper and its arguments."""
+        return self.helper.name, tuple(re.sub(r"\s+", "", a) for a in self.args)
+
+    def lock_expression(self, lock: HelperLock) -> str:
+        """A pointer to the mutex this call creates for lock, in the caller's terms."""
+        if lock.param >= 0:
+            return pointer_to(self.args[lock.param], lock.path) if lock.param < len(self.args) else ""
+        if self.target:
+            return pointer_to(self.target, lock.path)
+        return f"{self.helper.name}(){lock.path}"
+
+
+@dataclass(frozen=True, eq=False)
+class CallLock:
+    """One lock one call creates: what a lock_config.h entry of kind 'helper_call' stands for."""
+
+    call: HelperCall
+    lock: HelperLock
+    expr: str  # lock_expression(lock)
+
+    # where it is, as for a discovered pthread_mutex_init site (lock_table.py numbers them together)
+    file = property(lambda self: self.call.file)
+    line = property(lambda self: self.call.line)
+    column = property(lambda self: self.call.column)
+    function = property(lambda self: self.call.function)
+
+
+@dataclass
+class Helpers:
+    helpers: dict[str, Helper] = field(default_factory=dict)  # by name (of several, the first defined)
+    calls: list[HelperCall] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    by_file: dict[tuple[str, str], Helper] = field(default_factory=dict)  # (file, name) -> every helper
+
+    def init_lines(self) -> set[tuple[str, int]]:
+        """(file, line) of the pthread_mutex_init calls inside helpers."""
+        return {at for h in self.by_file.values() for lock in h.locks for at in lock.inits}
+
+    def call_locks(self) -> list[CallLock]:
+        """Every lock the tree's calls of helpers create: calls in C files (not inside helpers).
+        Calls in headers and C++ files keep the helper's entry: RCL_LOCK_SITE is C only, and a
+        header may be compiled as C++."""
+        return [CallLock(c, lock, expr) for c in self.calls if not c.internal and not is_cxx(c.file)
+                and not is_header(c.file) for lock in c.helper.locks if (expr := c.lock_expression(lock))]
+
+
+# ---- the text: functions, macros, calls -------------------------------------------------------------
+
+
+def _directives(text: str):
+    """(first line index, last line index) of each preprocessor directive of text, continuation
+    lines included (read on the text itself: a comment blanked inside a #define would hide them)."""
+    code_lines, lines = code_only(text).split("\n"), text.split("\n")
+    i = 0
+    while i < len(lines):
+        if code_lines[i].lstrip().startswith("#"):
+            first = i
+            while i + 1 < len(lines) and lines[i].endswith("\\"):
+                i += 1
+            yield first, i
+        i += 1
+
+
+def _code(text: str) -> str:
+    """text with comments, strings and preprocessor directives blanked, offsets kept."""
+    lines = code_only(text).split("\n")
+    for first, last in _directives(text):
+        for i in range(first, last + 1):
+            lines[i] = " " * len(lines[i])
+    return "\n".join(lines)
+
+
+def macros(text: str) -> dict[str, str]:
+    """The function-like macros of a text: {name: body} (comments blanked)."""
+    out = {}
+    code = code_only(text).split("\n")
+    for first, last in _directives(text):
+        joined = " ".join(line.rstrip("\\") for line in code[first : last + 1])
+        m = re.match(r"[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)\(([^)]*)\)(.*)", joined, re.S)
+        if m:
+            out[m.group(1)] = m.group(3)
+    return out
+
+
+def _matching(tokens: list[Token], i: int) -> int:
+    opener = tokens[i].text
+    closer = {"(": ")", "[": "]", "{": "}"}[opener]
+    depth = 0
+    for j in range(i, len(tokens)):
+        if tokens[j].text == opener:
+            depth += 1
+        elif tokens[j].text == closer:
+            depth -= 1
+            if depth == 0:
+                return j
+    return -1
+
+
+def _opening(tokens: list[Token], close: int) -> int:
+    """Index of the `(` matching the `)` at close, or -1."""
+    depth = 0
+    for j in range(close, -1, -1):
+        if tokens[j].text == ")":
+            depth += 1
+        elif tokens[j].text == "(":
+            depth -= 1
+            if depth == 0:
+                return j
+    return -1
+
+
+def _param_name(tokens: list[Token]) -> str:
+    """The name a parameter declaration declares ('' for `void` or an unnamed one)."""
+    flat, depth = [], 0
+    for t in tokens:
+        depth += t.text == "["
+        if depth == 0:
+            flat.append(t)
+        depth -= t.text == "]"
+    for i, t in enumerate(flat):  # a function pointer: void (*cb)(int)
+        if t.text == "(" and i + 2 < len(flat) and flat[i + 1].text == "*" and flat[i + 2].kind == "ident":
+            return flat[i + 2].text
+    idents = [t.text for t in flat if t.kind == "ident"]
+    return idents[-1] if len(idents) > 1 else ""
+
+
+def functions(file: str, code: str) -> list[Function]:
+    """The function definitions of a file's code (comments, strings and directives blanked)."""
+    tokens = tokenize(code)
+    out, depth, boundary = [], 0, -1
+    i = 0
+    while i < len(tokens):
+        t = tokens[i]
+        if t.text == "{" and depth == 0:
+            close = i - 1
+            while close >= 0 and tokens[close].text == ")":  # past __attribute__((...)) groups
+                open_ = _opening(tokens, close)
+                if open_ > 0 and tokens[open_ - 1].text in ("__attribute__", "__attribute"):
+                    close = open_ - 2
+                    continue
+                break
+            end = _matching(tokens, i)
+            if end < 0:
+                break
+            open_ = _opening(tokens, close) if close >= 0 and tokens[close].text == ")" else -1
+            if open_ > 0 and tokens[open_ - 1].kind == "ident" and tokens[open_ - 1].text not in _NOT_CALLS:
+                name = tokens[open_ - 1]
+                params, start = [], open_ + 1
+                for j in range(open_ + 1, close + 1):
+                    if (tokens[j].text == "," and _depth_between(tokens, open_, j) == 1) or j == close:
+                        params.append(_param_name(tokens[start:j]))
+                        start = j + 1
+                head = [x.text for x in tokens[boundary + 1 : open_ - 1]]
+                out.append(Function(file, name.text, code.count("\n", 0, name.start) + 1,
+                                    tuple(p for p in params if p), "void" in head and "*" not in head,
+                                    t.start, tokens[end].end, "static" in head))
+                i, boundary = end + 1, end
+                continue
+            depth += 1
+        elif t.text == "{":
+            depth += 1
+        elif t.text == "}":
+            depth -= 1
+            if depth == 0:
+                boundary = i
+        elif t.text == ";" and depth == 0:
+            boundary = i
+        i += 1
+    return out
+
+
+def _depth_between(tokens: list[Token], open_: int, j: int) -> int:
+    depth = 0
+    for k in range(open_, j):
+        depth += tokens[k].text in "([{"
+        depth -= tokens[k].text in ")]}"
+    return depth
+
+
+def _calls(code: str, start: int, end: int):
+    """(name, offset of the name, offset of its `(`) of each identifier called in code[start:end]."""
+    tokens = tokenize(code[start:end])
+    for i, t in enumerate(tokens[:-1]):
+        if t.kind == "ident" and tokens[i + 1].text == "(" and t.text not in _NOT_CALLS:
+            yield t.text, start + t.start, start + tokens[i + 1].start
+
+
+def _is_call(code: str, at: int) -> bool:
+    """Is the identifier at offset `at` called (not declared: `int f(`, `T *f(`), with its
+    parenthesis following?"""
+    before = code[:at].rstrip()
+    if not before:
+        return False
+    previous = re.search(r"(\w+|\S)$", before).group(1)
+    if previous in ("return", "else", "do", "case"):
+        return True
+    return not (previous == "*" or re.fullmatch(r"\w+", previous))
+
+
+def _target(code: str, at: int, fn: Function | None) -> str:
+    """What the value of the call at offset `at` is assigned to: `x` in `x = f()` and in
+    `T *x = f()`, `c->lock` in `c->lock = (T *)f()`, `tbl[i]`; '' otherwise."""
+    tokens = tokenize(code[fn.body_start + 1 if fn else 0 : at])
+    i = len(tokens) - 1
+    while i >= 0 and tokens[i].text == ")":  # a cast: (T *)
+        open_ = _opening(tokens, i)
+        inside = tokens[open_ + 1 : i]
+        if open_ < 0 or not inside or any(x.kind != "ident" and x.text != "*" for x in inside):
+            return ""
+        i = open_ - 1
+    if i < 1 or tokens[i].text != "=":
+        return ""
+    end = i - 1
+    j = end  # back over a postfix expression: names, members, subscripts
+    while j >= 0:
+        if tokens[j].text == "]":
+            depth = 0
+            while j >= 0:
+                depth += (tokens[j].text == "]") - (tokens[j].text == "[")
+                if depth == 0:
+                    break
+                j -= 1
+            j -= 1
+        elif tokens[j].kind == "ident":
+            if j >= 1 and tokens[j - 1].text in (".", "->"):
+                j -= 2
+            else:
+                break
+        else:
+            return ""
+    if j < 0 or tokens[j].kind != "ident":
+        return ""
+    text = code[(fn.body_start + 1 if fn else 0) + tokens[j].start : (fn.body_start + 1 if fn else 0) + tokens[end].end]
+    if j >= 1 and tokens[j - 1].text == "*" and (j < 2 or tokens[j - 2].kind != "ident"):
+        text = "*" + text  # *out = f()
+    return re.sub(r"\s+", "", text)
+
+
+def _line_col(code: str, at: int) -> tuple[int, int]:
+    line = code.count("\n", 0, at) + 1
+    return line, at - (code.rfind("\n", 0, at) + 1)
+
+
+# ---- lock expressions ------------------------------------------------------------------------------
+
+
+def _strip(expr: str) -> str:
+    text = re.sub(r"\s+", "", expr)
+    changed = True
+    while changed:
+        before = text
+        text = re.sub(r"^\((?:const)?(?:struct)?[A-Za-z_]\w*\*\)", "", text)  # a cast to a pointer type
+        if text.startswith("(") and text.endswith(")") and _balanced(text[1:-1]):
+            text = text[1:-1]
+        changed = text != before
+    return text
+
+
+def _balanced(text: str) -> bool:
+    depth = 0
+    for ch in text:
+        depth += {"(": 1, ")": -1}.get(ch, 0)
+        if depth < 0:
+            return False
+    return depth == 0
+
+
+def _blank_subscripts(text: str) -> str:
+    out, depth = [], 0
+    for ch in text:
+        if ch == "[":
+            out.append("[" if depth == 0 else "")
+            depth += 1
+        elif ch == "]":
+            depth -= 1
+            out.append("]" if depth == 0 else "")
+        elif depth == 0:
+            out.append(ch)
+    return "".join(out)
+
+
+def root(expr: str) -> tuple[str, str] | None:
+    """(variable, path) of a mutex pointer expression that hangs from a pointer variable:
+    'm' -> ('m', ''), '&l->m' -> ('l', '->m'), '&(p)->locks[i]' -> ('p', '->locks[]'); None for
+    anything else (the address of a variable, of a field of a struct variable)."""
+    text = _strip(expr)
+    if re.fullmatch(r"[A-Za-z_]\w*", text):
+        return text, ""
+    if not text.startswith("&"):
+        return None
+    inner = _blank_subscripts(_strip(text[1:]))
+    m = re.match(r"\(?([A-Za-z_]\w*)\)?(->.*)$", inner)
+    if m is None or not _PATH.fullmatch(m.group(2)):
+        return None
+    return m.group(1), m.group(2)
+
+
+def pointer_to(base: str, path: str) -> str:
+    """A pointer to what path names in the object base points to: ('&c->big', '->m') ->
+    '&c->big.m', ('l', '->m') -> '&l->m', ('m', '') -> 'm'."""
+    b = re.sub(r"\s+", "", base)
+    if not path:
+        return b
+    simple = r"[A-Za-z_][\w.\->\[\]]*"
+    if b.startswith("&") and re.fullmatch(simple, b[1:]):
+        return f"&{b[1:]}.{path[2:]}"
+    if re.fullmatch(simple, b):
+        return f"&{b}{path}"
+    return f"&({b}){path}"
+
+
+# ---- inference --------------------------------------------------------------------------------------
+
+
+@dataclass
+class _Source:
+    file: str
+    code: str  # comments, strings and directives blanked
+    functions: list[Function]
+
+
+def _sources(texts: dict[str, str]) -> list[_Source]:
+    out = []
+    for file, text in sorted(texts.items()):
+        code = _code(text)
+        out.append(_Source(file, code, functions(file, code) if "(" in code else []))
+    return out
+
+
+class _Names:
+    """Which definition a call in a file reaches: a static function of that file (or of a header),
+    else the function of that name defined non-static elsewhere; of platform alternatives
+    (libuv's src/unix/thread.c and src/win/thread.c both define uv_mutex_init) the one that is a
+    helper."""
+
+    def __init__(self, sources: list[_Source]):
+        self.defs: dict[str, list[tuple[Function, bool]]] = {}  # name -> (definition, static)
+        self.helper: dict[tuple[str, str], Helper] = {}  # (file, name) -> the helper it defines
+        for src in sources:
+            for fn in src.functions:
+                self.defs.setdefault(fn.name, []).append((fn, fn.static))
+
+    def lookup(self, name: str, file: str) -> Helper | None:
+        defs = self.defs.get(name)
+        if not defs:
+            return None
+        own = [fn for fn, static in defs if static and (fn.file == file or is_header(fn.file))]
+        if own:
+            return self.helper.get((own[0].file, name))
+        return next((h for fn, static in defs if not static and (h := self.helper.get((fn.file, name)))), None)
+
+
+def _allowed(name: str, lookup, tree_macros: dict[str, str], depth: int = 0) -> bool:
+    if name in _ALLOWED or name.startswith(_ALLOWED_PREFIXES) or name == INIT or lookup(name):
+        return True
+    body = tree_macros.get(name)
+    if body is None or depth > _MAX_MACRO_DEPTH:
+        return False
+    return all(_allowed(n, lookup, tree_macros, depth + 1) for n, _, _ in _calls(body, 0, len(body)))
+
+
+def _returned_local(code: str, fn: Function, name: str) -> bool:
+    """Is name a pointer local of fn that fn returns (and fn returns nothing else but NULL/0)?"""
+    body = code[fn.body_start : fn.body_end]
+    if not re.search(rf"(?:\w|\*)\s*\*\s*{re.escape(name)}\s*(?:=|;|,)", body):
+        return False  # not declared here as a pointer: a global, or not a pointer
+    returns = [_strip(r) for r in re.findall(r"\breturn\b([^;]*);", body)]
+    return name in returns and all(r in (name, "NULL", "0", "(void*)0", "") for r in returns)
+
+
+def _helper_of(src: _Source, fn: Function, names: _Names, tree_macros: dict[str, str]) -> Helper | None:
+    """fn read as a helper, given the helpers known so far; None when it is not one."""
+    code = src.code
+    lookup = lambda name: names.lookup(name, src.file)  # noqa: E731
+    calls = list(_calls(code, fn.body_start, fn.body_end))
+    if not any(name == INIT or lookup(name) for name, _, _ in calls):
+        return None
+    if not all(_allowed(name, lookup, tree_macros) for name, _, _ in calls):
+        return None
+    locks: dict[tuple[int, str], HelperLock] = {}
+    for name, at, open_at in calls:
+        callee = lookup(name) if name != INIT else None
+        if name != INIT and callee is None:
+            continue
+        found = call_arguments(code, open_at)
+        if found is None:
+            return None
+        args = found[0]
+        if callee is None:
+            created = [(args[0] if args else "", [(src.file, _line_col(code, at)[0])])]
+        else:
+            call = HelperCall(src.file, 0, 0, fn.name, callee, tuple(args), _target(code, at, fn), False)
+            created = [(call.lock_expression(lock), lock.inits) for lock in callee.locks]
+        for expr, inits in created:
+            found_root = root(expr)
+            if found_root is None:
+                return None
+            var, path = found_root
+            if var in fn.params:
+                param = fn.params.index(var)
+            elif _returned_local(code, fn, var):
+                param = -1
+            else:
+                return None
+            lock = locks.setdefault((param, path), HelperLock(param, path))
+            lock.inits += [i for i in inits if i not in lock.inits]
+    return Helper(fn.name, src.file, fn.line, fn.params, fn.returns_void, list(locks.values()))
+
+
+def infer(texts: dict[str, str]) -> Helpers:
+    """The lock helpers of a tree ({file: text}) and every call of them (see the module)."""
+    sources = _sources(texts)
+    tree_macros: dict[str, str] = {}
+    for src in sources:
+        tree_macros.update(macros(texts[src.file]))
+    names = _Names(sources)
+    changed = True
+    while changed:  # a helper may create its lock through another one
+        changed = False
+        for src in sources:
+            for fn in src.functions:
+                if (src.file, fn.name) in names.helper:
+                    continue
+                helper = _helper_of(src, fn, names, tree_macros)
+                if helper is not None:
+                    names.helper[(src.file, fn.name)] = helper
+                    changed = True
+    result = Helpers(by_file=dict(names.helper))
+    result.helpers = {h.name: h for h in sorted(names.helper.values(), key=lambda h: (h.file, h.line), reverse=True)}
+    if names.helper:
+        result.calls = _call_sites(sources, names)
+    return result
+
+
+def _call_sites(sources: list[_Source], names: _Names) -> list[HelperCall]:
+    pattern = re.compile(r"\b(" + "|".join(sorted({re.escape(n) for _, n in names.helper})) + r")\s*\(")
+    out = []
+    for src in sources:
+        code = src.code
+        for m in pattern.finditer(code):
+            helper = names.lookup(m.group(1), src.file)
+            found = call_arguments(code, m.end() - 1) if helper and _is_call(code, m.start()) else None
+            if found is None:
+                continue
+            fn = next((f for f in src.functions if f.body_start < m.start() < f.body_end), None)
+            line, column = _line_col(code, m.start())
+            call = HelperCall(src.file, line, column, fn.name if fn else "", helper, tuple(found[0]),
+                              _target(code, m.start(), fn), False)
+            # inside a helper, a call creates that helper's lock (every lock a helper creates is)
+            call.internal = fn is not None and (src.file, fn.name) in names.helper
+            out.append(call)
+    return out
+
+
+def call_at(text: str, file: str, line: int, helper: Helper, nth: int = 0) -> HelperCall | None:
+    """The nth call of helper that spans the 1-based line of text (a file's source), or None: for
+    a profiler that knows a call's line from the debug info."""
+    code = _code(text)
+    for m in re.finditer(rf"\b{re.escape(helper.name)}\s*\(", code):
+        found = call_arguments(code, m.end() - 1) if _is_call(code, m.start()) else None
+        if found is None:
+            continue
+        first, column = _line_col(code, m.start())
+        if first <= line <= code.count("\n", 0, found[1]) + 1 and nth > 0:
+            nth -= 1
+        elif first <= line <= code.count("\n", 0, found[1]) + 1:
+            fn = next((f for f in functions(file, code) if f.body_start < m.start() < f.body_end), None)
+            return HelperCall(file, first, column, fn.name if fn else "", helper, tuple(found[0]),
+                              _target(code, m.start(), fn), False)
+    return None
+
+
+# ---- the lock table's ids -------------------------------------------------------------------------
+
+
+def link(helpers: Helpers, sites: list) -> tuple[list, list[str]]:
+    """After the lock table has numbered its sites: each helper lock gets the ids of its
+    pthread_mutex_init calls, and each of those sites a line saying which calls it stands for.
+    Returns the sites without the call sites whose helper lock has no init id (spatch did not read
+    the helper's file: no configuration could reach it), and notes for the report."""
+    ids: dict[tuple[str, int], list[str]] = {}
+    for site in sites:
+        for s in site.sites:
+            if s.kind == "mutex_init":
+                ids.setdefault((s.file, s.line), []).append(site.lock_id)
+    for helper in helpers.by_file.values():
+        for lock in helper.locks:
+            lock.init_ids = sorted({i for at in lock.inits for i in ids.get(at, [])})
+    calls: dict[int, int] = {}  # id(helper lock) -> calls with an entry
+    for site in sites:
+        for cl in site.helper_calls:
+            calls[id(cl.lock)] = calls.get(id(cl.lock), 0) + 1
+    created: dict[str, list[str]] = {}  # init id -> 'helper() (what)' for each helper lock it initialises
+    total: dict[str, int] = {}  # init id -> calls with an entry of their own
+    notes = list(helpers.notes)
+    for helper in sorted(helpers.by_file.values(), key=lambda h: (h.file, h.line)):
+        for lock in helper.locks:
+            n = calls.get(id(lock), 0)
+            for init in lock.init_ids:
+                created.setdefault(init, []).append(f"{helper.name}() ({lock.describe(helper)})")
+                total[init] = total.get(init, 0) + n
+            notes.append(f"{helper.file}:{helper.line}: {helper.name}() creates a lock for its caller "
+                         f"({lock.describe(helper)}): {n} call{'s' if n != 1 else ''} with an entry of "
+                         f"{'their' if n != 1 else 'its'} own" + ("" if lock.init_ids else
+                         "; its pthread_mutex_init was not read (spatch): they keep none"))
+    for site in sites:
+        if site.lock_id in created:
+            n = total[site.lock_id]
+            site.helper_init = True
+            site.note = (f"the lock {' or '.join(created[site.lock_id])} creates where a call has no entry of its "
+                         f"own ({n} call{'s have' if n != 1 else ' has'} one)")
+    kept = [s for s in sites if s.kind != "helper_call" or all(cl.lock.init_ids for cl in s.helper_calls)]
+    return kept, notes
+
+
+def kept_call_sites(sites, kept_ids: set[str]) -> set[str]:
+    """Ids of helper call sites whose helper's init sites all stay pthread mutexes
+    (kept_posix.py): they get no configuration of their own either."""
+    out = set()
+    for site in sites:
+        if site.kind == "helper_call" and all(i in kept_ids for cl in site.helper_calls for i in cl.lock.init_ids):
+            out.add(site.lock_id)
+    return out
+
+
+# ---- the rewrite: wrapping the calls --------------------------------------------------------------
+
+
+def wrap_calls(text: str, file: str, sites, kept_ids: set[str] = frozenset()) -> tuple[str, list[str]]:
+    """text with each call of a helper that creates locks with lock_config.h entries (sites: the
+    lock table's) wrapped in RCL_LOCK_SITE(call, RCL_SITE(init id, RCLIFY_LOCK_<call site>), ...).
+
+    The calls are found again in text (extraction may have moved a call into the section's
+    function, rclify_cs_<function>_<n>) by helper, arguments and function, in order; calls
+    already wrapped are left alone (running it twice changes nothing).  Returns the new text and
+    notes ('file:line: ...') for calls not found again."""
+    if is_cxx(file) or is_header(file):
+        return text, []
+    wanted: dict[int, tuple[HelperCall, list[tuple[str, str]]]] = {}
+    for site in sites:
+        for cl in getattr(site, "helper_calls", []):
+            if cl.call.file != file:
+                continue
+            entry = wanted.setdefault(id(cl.call), (cl.call, []))
+            entry[1].extend(p for p in ((init, site.macro) for init in cl.lock.init_ids if init not in kept_ids)
+                            if p not in entry[1])
+    if not wanted:
+        return text, []
+    code = _code(text)
+    defined = functions(file, code)
+    names = re.compile(r"\b(" + "|".join(sorted({re.escape(c.helper.name) for c, _ in wanted.values()})) + r")\s*\(")
+    pending = sorted(wanted.values(), key=lambda w: (w[0].line, w[0].column))
+    edits = []
+    for m in names.finditer(code):
+        found = call_arguments(code, m.end() - 1) if _is_call(code, m.start()) else None
+        if found is None:
+            continue
+        fn = next((f.name for f in defined if f.body_start < m.start() < f.body_end), "")
+        key = (m.group(1), tuple(re.sub(r"\s+", "", a) for a in found[0]))
+        match = next((w for w in pending if w[0].key == key and
+                      (fn == w[0].function or fn.startswith(f"rclify_cs_{w[0].function}_"))), None)
+        if match is None:
+            continue
+        pending.remove(match)
+        call, pairs = match
+        if re.search(r"\bRCL_LOCK_SITE(?:_VOID)?\s*\(\s*$", code[: m.start()]) or not pairs:
+            continue  # wrapped already; or its locks have no init ids (left with the helper's entry)
+        wrap = "RCL_LOCK_SITE_VOID" if call.helper.returns_void else "RCL_LOCK_SITE"
+        sites_text = ", ".join(f'RCL_SITE("{init}", {macro})' for init, macro in pairs)
+        edits.append((m.start(), found[1], f"{wrap}({text[m.start():found[1]]}, {sites_text})"))
+    notes = [f"{file}:{call.line}: {call.helper.name}() call not found again after extraction: its lock "
+             f"keeps the configuration of the helper's own init site" for call, _ in pending]
+    for start, end, replacement in sorted(edits, reverse=True):
+        text = text[:start] + replacement + text[end:]
+    return text, notes
