@@ -4,11 +4,16 @@
  * m->impl points to a head (owner, depth, policy) on its own cache line, followed by the
  * algorithm's state.  owner is only written for recursive and errorcheck locks: a normal lock
  * costs the algorithm's own acquire and release and nothing else.
+ *
+ * Under the auto and park policies a thread that fails a first try goes through admission
+ * (core/admission.h) before it waits in the algorithm: FIFO hand-offs to sleeping threads are
+ * what made queue and cohort locks collapse when threads outnumber CPUs.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/admission.h"
 #include "core/raw_lock.h"
 #include "core/runtime.h"
 #include "core/wait.h"
@@ -17,6 +22,10 @@ struct raw_head {
     const void *owner; /* holder's identity (recursive and errorcheck kinds); NULL: free */
     unsigned depth;    /* relocks beyond the first (recursive kind) */
     int policy;        /* the lock's waiting policy, auto resolved per wait */
+    int restricts;     /* admission on (auto, park) */
+    int admitted;      /* the holder went through admission (written by the holder only) */
+    unsigned releases; /* admitted releases since the last fair one (holder only) */
+    struct rcl_admission admission;
 } RCL_ALIGNED;
 
 /* A thread's identity: the address of one of its thread-locals, no call needed to read it. */
@@ -50,6 +59,7 @@ int rcl_raw_init(rcl_mutex_t *m, const struct rcl_raw_lock_ops *raw)
         return ENOMEM;
     memset(h, 0, size);
     h->policy = m->config.policy;
+    h->restricts = h->policy == RCL_WAIT_AUTO || h->policy == RCL_WAIT_PARK;
     m->impl = h;
     if (raw->init) {
         int rc = raw->init(rcl_raw_state(m), m);
@@ -71,6 +81,35 @@ int rcl_raw_destroy(rcl_mutex_t *m, const struct rcl_raw_lock_ops *raw)
     free(m->impl);
     m->impl = NULL;
     return 0;
+}
+
+/* Takes the algorithm's lock: a first try, then admission (when the policy restricts) and the
+ * algorithm's wait.  Records for the release whether the holder was admitted. */
+static void acquire(struct raw_head *h, const struct rcl_raw_lock_ops *raw, void *state)
+{
+    if (!h->restricts) {
+        raw->acquire(state, h->policy);
+        return;
+    }
+    if (raw->try_acquire(state, h->policy)) {
+        h->admitted = 0;
+        return;
+    }
+    rcl_admission_enter(&h->admission);
+    raw->acquire(state, h->policy);
+    h->admitted = 1;
+}
+
+static void release(struct raw_head *h, const struct rcl_raw_lock_ops *raw, void *state)
+{
+    int admitted = h->restricts && h->admitted, fair = 0;
+    if (admitted && ++h->releases >= RCL_ADMISSION_PERIOD) {
+        h->releases = 0;
+        fair = 1;
+    }
+    raw->release(state, h->policy);
+    if (admitted)
+        rcl_admission_leave(&h->admission, fair);
 }
 
 /* The kinds' answer when the caller already holds m, or -1 to go on and take it. */
@@ -98,7 +137,7 @@ int rcl_raw_lock(rcl_mutex_t *m, const struct rcl_raw_lock_ops *raw)
     int rc = relock(m, EDEADLK);
     if (rc >= 0)
         return rc;
-    raw->acquire(rcl_raw_state(m), HEAD(m)->policy);
+    acquire(HEAD(m), raw, rcl_raw_state(m));
     taken(m);
     return 0;
 }
@@ -110,6 +149,7 @@ int rcl_raw_trylock(rcl_mutex_t *m, const struct rcl_raw_lock_ops *raw)
         return rc;
     if (!raw->try_acquire(rcl_raw_state(m), HEAD(m)->policy))
         return EBUSY;
+    HEAD(m)->admitted = 0;
     taken(m);
     return 0;
 }
@@ -126,7 +166,7 @@ int rcl_raw_unlock(rcl_mutex_t *m, const struct rcl_raw_lock_ops *raw)
         }
         st_relaxed(&h->owner, NULL);
     }
-    raw->release(rcl_raw_state(m), h->policy);
+    release(h, raw, rcl_raw_state(m));
     return 0;
 }
 
@@ -152,6 +192,7 @@ int rcl_raw_clocklock(rcl_mutex_t *m, const struct rcl_raw_lock_ops *raw, clocki
             goto got_it;
     }
 got_it:
+    HEAD(m)->admitted = 0;
     taken(m);
     return 0;
 }
@@ -187,14 +228,14 @@ int rcl_raw_release_for_wait(rcl_mutex_t *m, const struct rcl_raw_lock_ops *raw)
         h->depth = 0;
         st_relaxed(&h->owner, NULL);
     }
-    raw->release(rcl_raw_state(m), h->policy);
+    release(h, raw, rcl_raw_state(m));
     return 0;
 }
 
 int rcl_raw_reacquire_after_wait(rcl_mutex_t *m, const struct rcl_raw_lock_ops *raw)
 {
     struct raw_head *h = HEAD(m);
-    raw->acquire(rcl_raw_state(m), h->policy);
+    acquire(h, raw, rcl_raw_state(m));
     if (tracks_owner(m)) {
         h->depth = depth_before_wait;
         st_relaxed(&h->owner, ME);
