@@ -283,7 +283,7 @@ int rcl_ccq_post(struct rcl_ccq *q, struct rcl_comb_req *req, int policy, struct
         *head = mine; /* the queue was free: nobody will grant this node */
         return 0;
     }
-    rcl_flag_wait(&mine->flag, policy);
+    rcl_comb_wait(&mine->flag, policy);
     if (req->done) {
         /* The combiner read our link before granting and will not touch the node again. */
         rcl_qnode_put(mine);

@@ -18,7 +18,7 @@
  *             section itself, and unlock serves the requests queued meanwhile and hands the lock
  *             on, as a combiner does.  Why not queue at once: a hand-off in queue order goes to a
  *             thread that sleeps when threads outnumber CPUs, and a section then costs a wake-up
- *             (about 100x slower than posix on 2 CPUs and 8 threads); taking a free lock
+ *             (measured 20 to 200 times slower than posix, 8 threads on 2 CPUs); taking a free lock
  *             keeps running threads running, and the queued request bounds how long a thread
  *             can be overtaken.  Extracted sections need none of this: the combiner runs them
  *             without waking anyone first.
@@ -36,9 +36,12 @@
  *             Sections that may wait are called with rcl_execute_may_wait, which runs them in
  *             hybrid form on their own thread (`.combines = 1`).
  *
- * Memory: a lock holds a few pointers (plus one per CPU cluster for hsynch and one per CPU for
- * osci's announce slots); requests live on the requesting thread's stack, queue nodes come from
- * the per-thread pools of core/qnode.h.  Nothing in a lock grows with the number of threads.
+ * Memory: a lock holds a few pointers (plus a cache line per CPU cluster for hsynch and a pointer
+ * per CPU for osci's announce slots): m->impl is this head (one cache line) and the algorithm's
+ * state (two: what posters write, what only the holder writes), 192 bytes, plus a queue node for
+ * ccsynch (256 in all), 128 per cluster and a node for hsynch (384 with one cluster), 8 per CPU
+ * for osci.  Requests live on the requesting threads' stacks, queue nodes come from the
+ * per-thread pools of core/qnode.h: nothing in a lock grows with the number of threads.
  *
  * Waiting: every wait goes through core/wait.h under the lock's policy; a combiner never waits
  * for a waiter (it grants and moves on: rcl_flag_grant wakes a sleeping waiter).
@@ -138,6 +141,19 @@ static inline void rcl_comb_pass_end(struct rcl_comb_pass *p)
 static inline int rcl_comb_pass_full(const struct rcl_comb_pass *p)
 {
     return p->served >= RCL_COMBINE_BOUND;
+}
+
+/*
+ * Waits for a grant: rcl_flag_wait, then an acquire load of the flag.  rcl_flag_wait returns on
+ * a failed CAS (WAITING to PARKED) when the grant came just before it sleeps, and that CAS's load
+ * is relaxed: without the second load, what the granter wrote before its grant (a section's
+ * results, the lock's state) would not be ordered before what the waiter reads next (C11; x86's
+ * CAS orders it anyway, ThreadSanitizer reports the race).
+ */
+static inline void rcl_comb_wait(int *flag, int policy)
+{
+    rcl_flag_wait(flag, policy);
+    (void)ld_acquire(flag);
 }
 
 /* Pointers tagged in their lowest bit (nodes are cache-line aligned). */

@@ -39,7 +39,7 @@ static int dsmsynch_post(void *state, struct rcl_comb_req *req, int policy)
     struct rcl_qnode *pred = xchg_acq_rel(&l->tail, mine);
     if (pred != NULL) {
         st_release(&pred->next, mine);
-        rcl_flag_wait(&mine->flag, policy);
+        rcl_comb_wait(&mine->flag, policy);
         if (req->done) {
             rcl_qnode_put(mine);
             return 1;

@@ -79,7 +79,7 @@ static int fc_post(void *state, struct rcl_comb_req *req, int policy)
         l->backlog = list;
         return 0;
     }
-    rcl_flag_wait(&req->flag, policy);
+    rcl_comb_wait(&req->flag, policy);
     return req->done; /* 0: handed the word (and the backlog) by the last holder */
 }
 

@@ -44,7 +44,7 @@ static void global_acquire(struct hsynch *l, int policy)
     uintptr_t prev = xchg_acq_rel(&l->global, (uintptr_t)mine);
     struct rcl_qnode *pred = RCL_COMB_UNTAG(prev);
     if (!(prev & RCL_COMB_TAG))
-        rcl_flag_wait(&pred->flag, policy);
+        rcl_comb_wait(&pred->flag, policy);
     rcl_qnode_put(pred); /* CLH: the predecessor's node is ours now */
     l->global_node = mine;
 }

@@ -235,7 +235,7 @@ static int osci_post(void *state, struct rcl_comb_req *req, int policy)
         st_release(&cur->door, DOOR_OPEN);
         break;
     }
-    rcl_flag_wait(&req->flag, policy);
+    rcl_comb_wait(&req->flag, policy);
     return req->done; /* 0: handed the lock, with l->batch and l->pending set by the last holder */
 }
 
