@@ -14,7 +14,7 @@
  * while the thread is active (aged out by the combiner), and the combiner scans the records.
  * Here a record is the request itself, on the poster's stack, pushed for one section and taken
  * out by the combiner that serves it: the list holds only pending requests, a lock holds three
- * words, and no record outlives its thread.  The price is one CAS per published request, which
+ * words (192 bytes with the generic head), and no record outlives its thread.  The price is one CAS per published request, which
  * the paper's persistent records avoid.
  *
  * Waiters never watch the word (so that they may sleep under the waiting policy): instead a

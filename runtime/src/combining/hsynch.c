@@ -15,7 +15,9 @@
  * the lock at once and keeps the node, and trylock claims a free tail with a CAS (no ABA: a
  * tagged tail always means free).
  *
- * Memory per lock: a line for the CLH tail, one for the holder's fields, one per cluster.
+ * Memory per lock: a line for the CLH tail, one for the holder's fields (192 bytes with the
+ * generic head), the CLH lock's free tail node (64), and per cluster a line for its queue's
+ * tail and that queue's free tail node (128): 384 bytes with one cluster.
  */
 #include <stdlib.h>
 

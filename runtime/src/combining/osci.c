@@ -34,7 +34,8 @@
  *     that was recycled since it read the slot; it checks the slot again with the door locked and
  *     lets go if the batch is no longer this lock's current one.
  *
- * Memory per lock: the tail and the holder's fields, plus one announce pointer per CPU.
+ * Memory per lock: the tail and the holder's fields (192 bytes with the generic head), plus one
+ * announce pointer per CPU (at most 256 slots; CPUs beyond share them).
  */
 #define _GNU_SOURCE /* sched_getcpu */
 #include <pthread.h>
