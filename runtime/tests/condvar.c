@@ -1,6 +1,8 @@
 /*
- * Condition variables with every algorithm, waited on inside extracted sections (rcl_execute with
- * rcl_cond_wait inside fn: under rcl the wait blocks a servicing thread) and inside hybrid ones:
+ * Condition variables with every algorithm, waited on inside extracted sections (called with
+ * rcl_execute_may_wait, as rclify transform calls sections that wait: under rcl the wait blocks a
+ * servicing thread, under a combining lock the section runs on its own thread holding the lock;
+ * sections that only signal use rcl_execute) and inside hybrid ones:
  *   - producer/consumer over a bounded buffer: extracted, hybrid, and mixed (producers extracted
  *     with a copied context, consumers hybrid); exact item count and sum;
  *   - broadcast wakes all N waiters (half waiting in extracted sections, half in hybrid ones);
@@ -82,9 +84,9 @@ static void pc_worker(int index, void *arg)
                 rc = cs_put(&c);
                 rcl_mutex_unlock(cur_lock);
             } else if (pc->mode == PC_MIXED) {
-                rc = RCL_EXECUTE(cur_lock, cs_put, &c);
+                rc = RCL_EXECUTE_MAY_WAIT(cur_lock, cs_put, &c);
             } else {
-                rc = rcl_execute(cur_lock, cs_put, &c);
+                rc = rcl_execute_may_wait(cur_lock, cs_put, &c, 0);
             }
             CHECK_EQ(rc, 0, "put section (100+: rcl_cond_wait failed)");
         }
@@ -94,7 +96,7 @@ static void pc_worker(int index, void *arg)
             struct get_ctx c = { -1 };
             int rc;
             if (pc->mode == PC_EXTRACTED) {
-                rc = rcl_execute(cur_lock, cs_get, &c);
+                rc = rcl_execute_may_wait(cur_lock, cs_get, &c, 0);
             } else {
                 rcl_mutex_lock(cur_lock);
                 rc = cs_get(&c);
@@ -162,7 +164,7 @@ static void bc_worker(int index, void *arg)
     }
     int rc;
     if (index % 2) {
-        rc = rcl_execute(cur_lock, cs_bc_wait, NULL);
+        rc = rcl_execute_may_wait(cur_lock, cs_bc_wait, NULL, 0);
     } else {
         rcl_mutex_lock(cur_lock);
         rc = cs_bc_wait(NULL);
@@ -234,7 +236,7 @@ static void tw_worker(int index, void *arg)
     struct tw *t = arg;
     if (index == 0) {
         if (tw_extracted) {
-            rcl_execute(cur_lock, cs_timedwait, t);
+            rcl_execute_may_wait(cur_lock, cs_timedwait, t, 0);
         } else {
             rcl_mutex_lock(cur_lock);
             cs_timedwait(t);
@@ -307,7 +309,7 @@ static void odd_deadlines(const char *alg)
 {
     struct odd_deadline o;
     rcl_cond_init(&o.cond, NULL);
-    CHECK_EQ(rcl_execute(cur_lock, cs_odd_deadlines, &o), 0, "section");
+    CHECK_EQ(rcl_execute_may_wait(cur_lock, cs_odd_deadlines, &o, 0), 0, "section");
     CHECK_EQ(o.past_rc, ETIMEDOUT, "timedwait with a deadline in the past");
     CHECK(o.past_ms < 1000, "past deadline took %.1f ms", o.past_ms);
     CHECK_EQ(o.bad_rc, EINVAL, "timedwait with tv_nsec = 1e9");
@@ -350,7 +352,7 @@ static void barrier_wait(int extracted)
 {
     int rc;
     if (extracted) {
-        rc = rcl_execute(cur_lock, cs_barrier, NULL);
+        rc = rcl_execute_may_wait(cur_lock, cs_barrier, NULL, 0);
     } else {
         rcl_mutex_lock(cur_lock);
         rc = cs_barrier(NULL);
