@@ -79,7 +79,7 @@ WHY = {
     Reason.SECTION_IN_MACRO: "the section is inside a macro invocation that takes and releases the lock itself "
                              "(WITH_LOCK(m, x++), STAT_INCR(ctx, n, 1)): it cannot be moved without rewriting the macro",
     Reason.IN_HEADER: "the region is in a function of a header that cannot take generated code safely: the header "
-                      "has no include guard, or the lock is taken through a wrapper function",
+                      "has no include guard, or the lock is taken through a wrapper function of a C file",
 }
 
 REASONS = {reason.value: WHY[reason] for reason in Reason}  # key -> sentence, as the report shows

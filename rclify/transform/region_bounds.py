@@ -13,7 +13,7 @@ from rclify.ctext.preprocessor import splits_conditional
 from rclify.ctext.tokens import identifiers_used, matching_bracket, normalize, tokenize
 from rclify.transform.refusals import Reason
 from rclify.transform.regions import RELEASED, SETJMP, VA, Region, RegionAnalysis, goto_label, may_be_lock, unlabeled
-from rclify.transform.vocabulary import TIMED_LOCKS, LockOp, Vocabulary, classify, lock_calls
+from rclify.transform.vocabulary import TIMED_LOCKS, LockOp, Vocabulary, checks_result, classify, lock_calls
 
 K = ci.CursorKind
 
@@ -67,7 +67,7 @@ def _region_at(parsed: ParsedFile, vocab: Vocabulary, function: ci.Cursor, compo
         region.problems.append((Reason.TRYLOCK if op.kind == "trylock" else Reason.TIMEDLOCK, region.line))
         return region
     following = children[i + 1 :]
-    if following and _checks_result(parsed, following[0], op):
+    if following and checks_result(parsed.text(*stmt_range(parsed, following[0])), op):
         region.lock_end = stmt_range(parsed, following[0])[1]  # dead once the runtime has the lock
         following = following[1:]
     reason = Reason.LOCK_UNLOCK_IN_DIFFERENT_FUNCTIONS if is_function_body else Reason.UNBALANCED_REGION
@@ -91,15 +91,6 @@ def _section_in_macro_at(parsed: ParsedFile, vocab: Vocabulary, function: ci.Cur
     region = Region(parsed, function, compound, lock, start, end, end, end, stmt.extent.start.line)
     region.problems.append((Reason.SECTION_IN_MACRO, region.line))
     return region
-
-
-def _checks_result(parsed: ParsedFile, cursor: ci.Cursor, op: LockOp) -> bool:
-    """`err = lock(&m); if (err) ...;` : is cursor that test (no else) of the result variable?"""
-    if not op.result or cursor.kind != K.IF_STMT or len(list(cursor.get_children())) != 2:
-        return False
-    var = op.result.split("=")[0].split()[-1].lstrip("*")
-    cond = [t.text for t in tokenize(parsed.text(*stmt_range(parsed, list(cursor.get_children())[0])))]
-    return cond in ([var], [var, "!=", "0"], ["(", var, ")"])
 
 
 def _timed_lock_regions(parsed: ParsedFile, vocab: Vocabulary, function: ci.Cursor, body: ci.Cursor,
@@ -208,6 +199,7 @@ def _close(parsed: ParsedFile, vocab: Vocabulary, region: Region, following: lis
         if child_op is not None and child_op.key == op.key and child_op.kind == "unlock":
             region.body_end, region.end = stmt_range(parsed, child)[0], stmt_range(parsed, inner)[1]
             region.end_result = child_op.result
+            region.end_work = child_op.work
             ended = True
             break
         states = analysis.stmt(child)

@@ -37,6 +37,7 @@ class Exit:
     ends_with_jump: bool = False  # the tail ends with return/goto/break/continue
     drop_final_break: bool = False  # the tail's last `break` leaves the region's last statement
     result: str = ""  # keeps the unlock's result variable ("rc = 0;"), run before the tail
+    work: str = ""  # the unlock wrapper's work, run in the section before it returns the flag
 
 
 @dataclass
@@ -57,6 +58,7 @@ class Region:
     after: tuple[int, int] | None = None  # trylock: rest of the then-block, run in the caller
     otherwise: tuple[int, int] | None = None  # trylock: the else branch, run when busy
     end_result: str = ""  # keeps the final unlock's result variable
+    end_work: str = ""  # the final unlock wrapper's work, run at the end of the section
 
     @property
     def extractable(self) -> bool:
@@ -170,7 +172,7 @@ class RegionAnalysis:
         op = self.op_of(cursor)
         if op is not None and op.key == self.key and op.kind == "unlock":
             start, end = stmt_range(self.parsed, cursor)
-            self._add_exit(start, end, end, ends_with_jump=False, result=op.result)
+            self._add_exit(start, end, end, ends_with_jump=False, result=op.result, work=op.work)
             return {RELEASED}
         return self.stmt(cursor)
 
@@ -249,14 +251,14 @@ class RegionAnalysis:
             inner = unlabeled(child)
             op = self.op_of(inner)
             if op is not None and op.key == self.key and op.kind == "unlock":
-                i = self._tail(children, i, op.result)
+                i = self._tail(children, i, op)
                 state = set() if self.exits[-1].ends_with_jump else {RELEASED}
                 continue
             state = self.stmt(child)
             i += 1
         return state
 
-    def _tail(self, children: list[ci.Cursor], i: int, result: str) -> int:
+    def _tail(self, children: list[ci.Cursor], i: int, op: LockOp) -> int:
         """Records the exit whose unlock is children[i]; returns the index after its tail."""
         unlock_start, tail_start = stmt_range(self.parsed, unlabeled(children[i]))
         j = i + 1
@@ -273,12 +275,13 @@ class RegionAnalysis:
                 ends_with_jump = True
                 if child.kind == K.BREAK_STMT and self.constructs:
                     self.constructs[-1].breaks_released = True
-                    self._add_exit(unlock_start, tail_start, tail_end, True, drop_final_break=True, result=result)
+                    self._add_exit(unlock_start, tail_start, tail_end, True, drop_final_break=True, result=op.result,
+                                   work=op.work)
                     return j
                 if child.kind == K.CONTINUE_STMT and self.jump_target(K.CONTINUE_STMT):
                     self.problem(Reason.JUMP_IN_TAIL, child)
                 break
-        self._add_exit(unlock_start, tail_start, tail_end, ends_with_jump, result=result)
+        self._add_exit(unlock_start, tail_start, tail_end, ends_with_jump, result=op.result, work=op.work)
         return j
 
     def _check_tail_statement(self, cursor: ci.Cursor) -> None:
@@ -302,9 +305,10 @@ class RegionAnalysis:
         visit(cursor, False, False)
 
     def _add_exit(self, unlock_start: int, tail_start: int, tail_end: int, ends_with_jump: bool,
-                  drop_final_break: bool = False, result: str = "") -> None:
+                  drop_final_break: bool = False, result: str = "", work: str = "") -> None:
         self.exits.append(
-            Exit(len(self.exits) + 1, unlock_start, tail_start, tail_end, ends_with_jump, drop_final_break, result)
+            Exit(len(self.exits) + 1, unlock_start, tail_start, tail_end, ends_with_jump, drop_final_break, result,
+                 work)
         )
 
 

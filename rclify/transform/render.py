@@ -16,7 +16,7 @@ import clang.cindex as ci
 
 from rclify.ctext.cparse import ParsedFile
 from rclify.ctext.declarator import declarator
-from rclify.ctext.tokens import rename_identifiers, tokenize
+from rclify.ctext.tokens import identifiers_used, rename_identifiers, tokenize
 from rclify.templates import templates
 from rclify.transform import plan
 from rclify.lock_config import SectionOverride
@@ -89,10 +89,12 @@ class FileRenderer:
         needed = {w.name: w for w in [*self.accessors_used.values(), *accessors_defined_here]}
         if needed:
             first = min([*self.functions, *(w.end_offset for w in accessors_defined_here)])
-            text = "".join(f"{accessor_prototype(w)};\n" for w in sorted(needed.values(), key=lambda w: w.name))
+            text = "".join(f"{prototype};\n" for w in sorted(needed.values(), key=lambda w: w.name)
+                           if not (w.in_header and w.name not in {d.name for d in accessors_defined_here})
+                           for prototype in accessor_prototypes(w))  # a header's are in the header
             defined = {w.name for w in accessors_defined_here}
             text += "".join(render_accessor(w, fallback=True) for w in sorted(needed.values(), key=lambda w: w.name)
-                            if w.name not in defined and not w.is_static)
+                            if w.name not in defined and not w.storage)
             extra.append((first, first, self._own_lines(first, text)))
         # an accessor goes right after its wrapper's `}`: the lines after it keep their numbers
         extra += [(w.end_offset, w.end_offset, render_accessor(w) + f"#line {self._line(w.end_offset)}\n")
@@ -144,10 +146,11 @@ class FileRenderer:
         # a variable an enclosing region hoists too is declared once, by the outermost
         outer_hoisted = {h.start for r in self.regions if r is not region and r.extractable and r.contains(region)
                          for h in self._hoist_plan.get(r.start, [])}
-        exit_edits = [(e.unlock_start, e.tail_end, f"return {e.flag};\n#line {self._line(e.tail_end)}\n")
+        exit_edits = [(e.unlock_start, e.tail_end, f"{_then(e.work)}return {e.flag};\n#line {self._line(e.tail_end)}\n")
                       for e in region.exits]
         hoist_edits = [(h.start, h.end, h.assignment) for h in hoists]
         body = self._render_range(region.lock_end, region.body_end, exit_edits + hoist_edits)
+        body = _then(f" {region.lock.work}" if region.lock.work else "") + body + (f" {region.end_work}" if region.end_work else "")
 
         captures = plan.captures(self.parsed, self._decls, region, body,
                                  {v.spelling: v for h in hoists for v in h.variables})
@@ -251,14 +254,24 @@ def _insertion_point(data: bytes, function: ci.Cursor) -> int:
     return at
 
 
-def accessor_prototype(wrapper: Wrapper) -> str:
+def _then(statement: str) -> str:
+    return f"{statement} " if statement else ""
+
+
+def accessor_prototypes(wrapper: Wrapper) -> list[str]:
+    """The accessor's prototype, and the work function's when the wrapper has work."""
     params = ", ".join(declarator(t, p) for t, p in zip(wrapper.param_types, wrapper.params)) or "void"
-    storage = "static " if wrapper.is_static else ""
-    return f"{storage}pthread_mutex_t *{wrapper.accessor}({params})"
+    out = [f"{wrapper.storage}pthread_mutex_t *{wrapper.accessor}({params})"]
+    if wrapper.work:
+        out.append(f"{wrapper.storage}void {wrapper.work_function}({params})")
+    return out
 
 
 def render_accessor(wrapper: Wrapper, fallback: bool = False) -> str:
-    """The accessor of a wrapper's mutex; `fallback`: the weak one a caller file carries."""
+    """The accessor of a wrapper's mutex (and its work function); `fallback`: the weak accessor a
+    caller file carries (a wrapper's work has no fallback: it is not linked without it)."""
     params = ", ".join(declarator(t, p) for t, p in zip(wrapper.param_types, wrapper.params)) or "void"
     template = "extract/accessor_fallback.c.j2" if fallback else "extract/accessor.c.j2"
-    return templates().get_template(template).render(wrapper=wrapper, params=params)
+    unused = {text: [p for p in wrapper.params if p not in identifiers_used(text)]
+              for text in (wrapper.expr, wrapper.work)}
+    return templates().get_template(template).render(wrapper=wrapper, params=params, unused=unused)
