@@ -200,6 +200,7 @@ def _close(parsed: ParsedFile, vocab: Vocabulary, region: Region, following: lis
             region.body_end, region.end = stmt_range(parsed, child)[0], stmt_range(parsed, inner)[1]
             region.end_result = child_op.result
             region.end_work = child_op.work
+            region.end_work_of = child_op.wrapper if child_op.work else None
             ended = True
             break
         states = analysis.stmt(child)

@@ -16,7 +16,7 @@ import clang.cindex as ci
 
 from rclify.ctext.cparse import ParsedFile, statement_range as stmt_range
 from rclify.transform.refusals import Reason
-from rclify.transform.vocabulary import LockOp, Vocabulary, classify
+from rclify.transform.vocabulary import LockOp, Vocabulary, Wrapper, classify
 
 K = ci.CursorKind
 
@@ -38,6 +38,7 @@ class Exit:
     drop_final_break: bool = False  # the tail's last `break` leaves the region's last statement
     result: str = ""  # keeps the unlock's result variable ("rc = 0;"), run before the tail
     work: str = ""  # the unlock wrapper's work, run in the section before it returns the flag
+    work_of: Wrapper | None = None  # that wrapper
 
 
 @dataclass
@@ -59,6 +60,13 @@ class Region:
     otherwise: tuple[int, int] | None = None  # trylock: the else branch, run when busy
     end_result: str = ""  # keeps the final unlock's result variable
     end_work: str = ""  # the final unlock wrapper's work, run at the end of the section
+    end_work_of: Wrapper | None = None  # that wrapper
+
+    def wrappers_used(self) -> list[Wrapper]:
+        """The wrappers whose generated functions the section uses: the lock's accessor, the
+        work functions of the wrappers that take and release the lock."""
+        found = [self.lock.wrapper, self.end_work_of, *(e.work_of for e in self.exits)]
+        return list({w.name: w for w in found if w is not None}.values())
 
     @property
     def extractable(self) -> bool:
@@ -172,7 +180,8 @@ class RegionAnalysis:
         op = self.op_of(cursor)
         if op is not None and op.key == self.key and op.kind == "unlock":
             start, end = stmt_range(self.parsed, cursor)
-            self._add_exit(start, end, end, ends_with_jump=False, result=op.result, work=op.work)
+            self._add_exit(start, end, end, ends_with_jump=False, result=op.result, work=op.work,
+                       work_of=op.wrapper if op.work else None)
             return {RELEASED}
         return self.stmt(cursor)
 
@@ -276,12 +285,13 @@ class RegionAnalysis:
                 if child.kind == K.BREAK_STMT and self.constructs:
                     self.constructs[-1].breaks_released = True
                     self._add_exit(unlock_start, tail_start, tail_end, True, drop_final_break=True, result=op.result,
-                                   work=op.work)
+                                   work=op.work, work_of=op.wrapper if op.work else None)
                     return j
                 if child.kind == K.CONTINUE_STMT and self.jump_target(K.CONTINUE_STMT):
                     self.problem(Reason.JUMP_IN_TAIL, child)
                 break
-        self._add_exit(unlock_start, tail_start, tail_end, ends_with_jump, result=op.result, work=op.work)
+        self._add_exit(unlock_start, tail_start, tail_end, ends_with_jump, result=op.result, work=op.work,
+                       work_of=op.wrapper if op.work else None)
         return j
 
     def _check_tail_statement(self, cursor: ci.Cursor) -> None:
@@ -305,10 +315,11 @@ class RegionAnalysis:
         visit(cursor, False, False)
 
     def _add_exit(self, unlock_start: int, tail_start: int, tail_end: int, ends_with_jump: bool,
-                  drop_final_break: bool = False, result: str = "", work: str = "") -> None:
+                  drop_final_break: bool = False, result: str = "", work: str = "",
+                  work_of: Wrapper | None = None) -> None:
         self.exits.append(
             Exit(len(self.exits) + 1, unlock_start, tail_start, tail_end, ends_with_jump, drop_final_break, result,
-                 work)
+                 work, work_of)
         )
 
 

@@ -94,6 +94,7 @@ class FileRenderer:
                            for prototype in accessor_prototypes(w))  # a header's are in the header
             defined = {w.name for w in accessors_defined_here}
             text += "".join(render_accessor(w, fallback=True) for w in sorted(needed.values(), key=lambda w: w.name)
+                            if w.kind == "lock"
                             if w.name not in defined and not w.storage)
             extra.append((first, first, self._own_lines(first, text)))
         # an accessor goes right after its wrapper's `}`: the lines after it keep their numbers
@@ -150,7 +151,8 @@ class FileRenderer:
                       for e in region.exits]
         hoist_edits = [(h.start, h.end, h.assignment) for h in hoists]
         body = self._render_range(region.lock_end, region.body_end, exit_edits + hoist_edits)
-        body = _then(f" {region.lock.work}" if region.lock.work else "") + body + (f" {region.end_work}" if region.end_work else "")
+        # a wrapper's work runs where its call stood: first (after locking), last (before unlocking)
+        body = (f" {region.lock.work}" if region.lock.work else "") + body + region.end_work
 
         captures = plan.captures(self.parsed, self._decls, region, body,
                                  {v.spelling: v for h in hoists for v in h.variables})
@@ -162,8 +164,8 @@ class FileRenderer:
         extraction.hoisted = [v.spelling for h in hoists for v in h.variables]
         extraction.placement = plan.runs_on_caller_thread(region, self.thread_state, f"{fn_name}_{n}",
                                                           self.overrides)
-        if region.lock.wrapper is not None:
-            self.accessors_used[region.lock.wrapper.name] = region.lock.wrapper
+        for wrapper in region.wrappers_used():  # their accessor, their work function
+            self.accessors_used[wrapper.name] = wrapper
         indent = _indent_of(self.parsed.data, region.start)
         cs = templates().get_template("extract/cs_function.c.j2").render(
             function=fn_name, file=self.parsed.path.name, line=region.line,
@@ -259,9 +261,10 @@ def _then(statement: str) -> str:
 
 
 def accessor_prototypes(wrapper: Wrapper) -> list[str]:
-    """The accessor's prototype, and the work function's when the wrapper has work."""
+    """The accessor's prototype (a lock wrapper's: rcl_execute takes the mutex), and the work
+    function's when the wrapper has work."""
     params = ", ".join(declarator(t, p) for t, p in zip(wrapper.param_types, wrapper.params)) or "void"
-    out = [f"{wrapper.storage}pthread_mutex_t *{wrapper.accessor}({params})"]
+    out = [f"{wrapper.storage}pthread_mutex_t *{wrapper.accessor}({params})"] if wrapper.kind == "lock" else []
     if wrapper.work:
         out.append(f"{wrapper.storage}void {wrapper.work_function}({params})")
     return out
