@@ -12,7 +12,8 @@ from rclify.ctext.cparse import ParsedFile, statement_range as stmt_range
 from rclify.ctext.preprocessor import splits_conditional
 from rclify.ctext.tokens import identifiers_used, matching_bracket, normalize, tokenize
 from rclify.transform.refusals import Reason
-from rclify.transform.regions import RELEASED, SETJMP, VA, Region, RegionAnalysis, goto_label, may_be_lock, unlabeled
+from rclify.transform.regions import (RELEASED, SETJMP, VA, Region, RegionAnalysis, goto_label, may_be_lock,
+                                     scoped_statement, unlabeled)
 from rclify.transform.vocabulary import TIMED_LOCKS, LockOp, Vocabulary, checks_result, classify, lock_calls
 
 K = ci.CursorKind
@@ -38,6 +39,8 @@ def find_regions(parsed: ParsedFile, function: ci.Cursor, vocab: Vocabulary) -> 
                     trylock = _trylock_region_at(parsed, vocab, function, compound, inner)
                     if trylock is not None:
                         regions.append(trylock)
+                elif (scoped := _scoped_region_at(parsed, vocab, function, compound, inner)) is not None:
+                    regions.append(scoped)
                 elif (in_macro := _section_in_macro_at(parsed, vocab, function, compound, inner)) is not None:
                     regions.append(in_macro)
                     lock_statements.append((start, end))
@@ -72,6 +75,34 @@ def _region_at(parsed: ParsedFile, vocab: Vocabulary, function: ci.Cursor, compo
         following = following[1:]
     reason = Reason.LOCK_UNLOCK_IN_DIFFERENT_FUNCTIONS if is_function_body else Reason.UNBALANCED_REGION
     _close(parsed, vocab, region, following, reason)
+    return region
+
+
+def _scoped_region_at(parsed: ParsedFile, vocab: Vocabulary, function: ci.Cursor, compound: ci.Cursor,
+                      stmt: ci.Cursor) -> Region | None:
+    """`WITH_LOCK(m) { ... }` (vocabulary.scoped_lock): a `for` that locks in its first clause
+    and unlocks in its third.  The section is the body (a block's statements, or the one
+    statement); a `continue` of that `for` is an early exit (the third clause unlocks, the loop
+    ends), a `break` leaves with the lock held."""
+    scoped = scoped_statement(parsed, stmt, vocab)
+    if scoped is None:
+        return None
+    op, body = scoped
+    start, end = stmt_range(parsed, stmt)
+    if body.kind == K.COMPOUND_STMT:
+        lock_end, body_end, end = body.extent.start.offset + 1, body.extent.end.offset - 1, body.extent.end.offset
+        statements = list(body.get_children())
+    else:
+        lock_end, (_, body_end) = body.extent.start.offset, stmt_range(parsed, body)
+        end = body_end
+        statements = [body]
+    region = Region(parsed, function, compound, op, start, lock_end, body_end, end, stmt.extent.start.line)
+    region.body_end_stmt = end
+    analysis = RegionAnalysis(parsed, vocab, op.key, scope=stmt)
+    states = analysis.block(statements, is_switch_body=False)
+    if RELEASED in states:
+        analysis.problems.append((Reason.UNBALANCED_REGION, region.line))  # the third clause unlocks again
+    _finish(region, analysis)
     return region
 
 
@@ -215,6 +246,12 @@ def _close(parsed: ParsedFile, vocab: Vocabulary, region: Region, following: lis
     if not ended:
         region.body_end = region.end = region.lock_end
     region.body_end_stmt = region.end
+    _finish(region, analysis)
+
+
+def _finish(region: Region, analysis: RegionAnalysis) -> None:
+    """The checks over the whole region once its end is known; its exits and problems."""
+    parsed = region.parsed
     if analysis.other_locks:
         analysis.problems.append((Reason.HAND_OVER_HAND, region.line))
     names = identifiers_used(parsed.text(region.lock_end, region.body_end))

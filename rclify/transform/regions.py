@@ -16,7 +16,7 @@ import clang.cindex as ci
 
 from rclify.ctext.cparse import ParsedFile, statement_range as stmt_range
 from rclify.transform.refusals import Reason
-from rclify.transform.vocabulary import LockOp, Vocabulary, Wrapper, classify
+from rclify.transform.vocabulary import LockOp, Vocabulary, Wrapper, classify, scoped_lock
 
 K = ci.CursorKind
 
@@ -110,13 +110,16 @@ class _Construct:
 class RegionAnalysis:
     """Walks one region's statements in the held state, collecting exits and problems."""
 
-    def __init__(self, parsed: ParsedFile, vocab: Vocabulary, key: str):
+    def __init__(self, parsed: ParsedFile, vocab: Vocabulary, key: str, scope: ci.Cursor | None = None):
+        """scope: the `for` of a scoped lock statement whose body is the region (its `continue`
+        releases the lock and ends the region, its `break` leaves with the lock held)."""
         self.parsed = parsed
         self.vocab = vocab
         self.key = key
         self.exits: list[Exit] = []
         self.problems: list[tuple[str, int]] = []
-        self.constructs: list[_Construct] = []
+        self.constructs: list[_Construct] = [_Construct(scope)] if scope is not None else []
+        self.scope = self.constructs[0] if scope is not None else None
         self.gotos_held: list[tuple[str, int]] = []
         self.other_locks: list[str] = []
 
@@ -146,6 +149,8 @@ class RegionAnalysis:
             if HELD in states and RELEASED in states:
                 self.problem(Reason.UNBALANCED_REGION, cursor)
             return states
+        if kind == K.FOR_STMT and (scoped := scoped_statement(self.parsed, cursor, self.vocab)) is not None:
+            return self.scoped(cursor, *scoped)
         if kind in _LOOPS or kind == K.SWITCH_STMT:
             return self.construct(cursor, children)
         if kind == K.RETURN_STMT:
@@ -159,6 +164,13 @@ class RegionAnalysis:
             return set()
         if kind in (K.BREAK_STMT, K.CONTINUE_STMT):
             target = self.jump_target(kind)
+            if target is not None and target is self.scope:
+                if kind == K.CONTINUE_STMT:  # the third clause unlocks, the statement ends
+                    start, end = stmt_range(self.parsed, cursor)
+                    self._add_exit(start, end, end, ends_with_jump=False)
+                else:
+                    self.problem(Reason.JUMP_OUT_WHILE_LOCKED, cursor)
+                return set()
             if target is None:
                 self.problem(Reason.JUMP_OUT_WHILE_LOCKED, cursor)
             elif kind == K.BREAK_STMT:
@@ -214,6 +226,20 @@ class RegionAnalysis:
         if HELD in states and RELEASED in states:
             self.problem(Reason.UNBALANCED_REGION, cursor)
         return states
+
+    def scoped(self, cursor: ci.Cursor, op: LockOp, body: ci.Cursor) -> set[str]:
+        """A scoped lock statement inside the region: another lock, held for its body only."""
+        if op.key == self.key:
+            self.problem(Reason.RELOCK_WHILE_HELD, cursor)
+            return {HELD}
+        self.constructs.append(_Construct(cursor))
+        try:
+            states = self.stmt(body)
+        finally:
+            self.constructs.pop()
+        if RELEASED in states:
+            self.problem(Reason.UNBALANCED_REGION, cursor)
+        return {HELD}
 
     def jump_target(self, kind: ci.CursorKind) -> _Construct | None:
         for construct in reversed(self.constructs):
@@ -364,3 +390,17 @@ def _loop_is_infinite(cursor: ci.Cursor, children: list[ci.Cursor]) -> bool:
 def may_be_lock(cursor: ci.Cursor) -> bool:
     return cursor.kind in (K.COMPOUND_STMT, K.DO_STMT, K.IF_STMT, K.UNEXPOSED_STMT, K.DECL_STMT) \
         or cursor.kind.is_expression()
+
+
+def scoped_statement(parsed: ParsedFile, cursor: ci.Cursor, vocab: Vocabulary) -> tuple[LockOp, ci.Cursor] | None:
+    """(the lock, the body) of a scoped lock statement: a `for` whose header, as written
+    (`WITH_LOCK(m)`), vocabulary.scoped_lock reads as holding one lock for one run of the body."""
+    if cursor.kind != K.FOR_STMT:
+        return None
+    body = list(cursor.get_children())[-1]
+    start, body_start = cursor.extent.start.offset, body.extent.start.offset
+    if body.extent.start.file is None or body.extent.start.file.name != cursor.extent.start.file.name \
+            or body_start <= start:
+        return None
+    op = scoped_lock(parsed.text(start, body_start), vocab)
+    return (op, body) if op is not None else None

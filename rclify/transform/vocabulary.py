@@ -238,6 +238,132 @@ def lock_calls(text: str, vocab: Vocabulary, depth: int = 0) -> list[LockOp]:
     return ops
 
 
+def scoped_lock(header: str, vocab: Vocabulary, depth: int = 0) -> LockOp | None:
+    """The lock a scoped lock statement holds while its body runs, once: header is the text before
+    the body, a `for (INIT; COND; STEP)` as written or as a macro invocation expands it,
+        #define WITH_LOCK(m) for (int i_ = (pthread_mutex_lock(&(m)), 0); !i_; pthread_mutex_unlock(&(m)), i_ = 1)
+        WITH_LOCK(stats_lock) { hits++; }
+    INIT takes one lock, STEP releases it and nothing else, COND tests a flag that INIT makes true
+    and STEP false (`!f` after `f = 0` / `f = 1`, `f` after `f = 1` / `f = 0`, `f++`...), so the
+    body runs exactly once with the lock held.  None for any other header."""
+    if depth > _MAX_EXPANSION_DEPTH:
+        return None
+    tokens = tokenize(header)
+    if not tokens:
+        return None
+    if tokens[0].text != "for":
+        macro = vocab.macros.get(tokens[0].text)
+        if macro is None:
+            return None
+        if macro.params:
+            if len(tokens) < 3 or tokens[1].text != "(" or matching_bracket(tokens, 1) != len(tokens) - 1:
+                return None
+            body = substitute(macro.body, macro.params, split_args(header[tokens[1].end : tokens[-1].start]))
+        else:
+            body = macro.body if len(tokens) == 1 else None
+        op = scoped_lock(body, vocab, depth + 1) if body is not None else None
+        return replace(op, mutex=pretty(op.mutex), via=macro.name) if op is not None else None
+    if len(tokens) < 4 or tokens[1].text != "(" or matching_bracket(tokens, 1) != len(tokens) - 1:
+        return None
+    clauses = _top_level_split(header[tokens[1].end : tokens[-1].start], ";")
+    if len(clauses) != 3:
+        return None
+    init, cond, step = clauses
+    taken, released = lock_calls(init, vocab, depth + 1), lock_calls(step, vocab, depth + 1)
+    if len(taken) != 1 or taken[0].kind != "lock" or lock_calls(cond, vocab, depth + 1) \
+            or len(released) != 1 or released[0].kind != "unlock" or released[0].key != taken[0].key:
+        return None
+    if not _runs_once(init, cond, step, vocab):
+        return None
+    return replace(taken[0], checked=False, result="")
+
+
+def _top_level_split(text: str, separator: str) -> list[str]:
+    """text split at the separator tokens outside brackets."""
+    parts, depth, start = [], 0, 0
+    for tok in tokenize(text):
+        if tok.text in "([{" and tok.kind == "punct":
+            depth += 1
+        elif tok.text in ")]}" and tok.kind == "punct":
+            depth -= 1
+        elif tok.text == separator and depth == 0:
+            parts.append(text[start : tok.start])
+            start = tok.end
+    return parts + [text[start:]]
+
+
+def _runs_once(init: str, cond: str, step: str, vocab: Vocabulary) -> bool:
+    """Does `for (init; cond; step) body` run body exactly once (a flag init sets, step flips)?"""
+    flag = _flag_test(cond)
+    if flag is None:
+        return False
+    name, true_when_zero = flag
+    first = _assigned(init, name, vocab)
+    if first is None:
+        return False
+    then = _stepped(step, name, first)
+    return then is not None and (first == 0) == true_when_zero and (then == 0) != true_when_zero
+
+
+def _flag_test(cond: str) -> tuple[str, bool] | None:
+    """(flag, whether cond is true when it is 0) for `!f`, `f == 0`, `f`, `f != 0`, `(...)`."""
+    tokens = tokenize(cond)
+    texts = [t.text for t in tokens]
+    if len(tokens) > 2 and texts[0] == "(" and matching_bracket(tokens, 0) == len(tokens) - 1:
+        return _flag_test(cond[tokens[1].start : tokens[-1].start])
+    if len(texts) == 1 and tokens[0].kind == "ident":
+        return texts[0], False
+    if len(texts) == 2 and texts[0] == "!" and tokens[1].kind == "ident":
+        return texts[1], True
+    if len(texts) == 3 and texts[1] in ("==", "!=") and texts[2] == "0" and tokens[0].kind == "ident":
+        return texts[0], texts[1] == "=="
+    return None
+
+
+def _assigned(init: str, name: str, vocab: Vocabulary) -> int | None:
+    """The value `[TYPE] name = VALUE` gives name in a for's first clause: an integer literal, the
+    last operand of a parenthesised comma expression, or a lock call's result (0: the runtime
+    aborts rather than fail)."""
+    for part in _top_level_split(init, ","):
+        tokens = tokenize(part)
+        eq = next((i for i, t in enumerate(tokens) if t.text == "="), -1)
+        if eq > 0 and tokens[eq - 1].text == name:
+            return _value(part[tokens[eq].end :], vocab)
+    return None
+
+
+def _value(expr: str, vocab: Vocabulary) -> int | None:
+    tokens = tokenize(expr)
+    if len(tokens) == 1 and tokens[0].kind == "number":
+        try:
+            return int(tokens[0].text.rstrip("uUlL"), 0)
+        except ValueError:
+            return None
+    if len(tokens) > 2 and tokens[0].text == "(" and matching_bracket(tokens, 0) == len(tokens) - 1:
+        return _value(_top_level_split(expr[tokens[1].start : tokens[-1].start], ",")[-1], vocab)
+    op = classify(expr, vocab)
+    return 0 if op is not None and op.kind == "lock" else None
+
+
+def _stepped(step: str, name: str, before: int) -> int | None:
+    """name's value after a for's third clause, from `name = LITERAL`, `name++`, `++name`, `name--`..."""
+    value = None
+    for part in _top_level_split(step, ","):
+        texts = [t.text for t in tokenize(part)]
+        if texts in ([name, "++"], ["++", name]):
+            value = (before if value is None else value) + 1
+        elif texts in ([name, "--"], ["--", name]):
+            value = (before if value is None else value) - 1
+        elif len(texts) == 3 and texts[:2] == [name, "="]:
+            try:
+                value = int(texts[2].rstrip("uUlL"), 0)
+            except ValueError:
+                return None
+        elif name in texts:
+            return None
+    return value
+
+
 def _classify_call(tokens: list[Token], text: str, vocab: Vocabulary, depth: int) -> LockOp | None:
     if tokens[0].kind != "ident":
         return None
