@@ -57,6 +57,22 @@ static void take(struct queue *qu)
     queue_unlock_publish(qu);
 }
 
+/* takes every item left (none, once the threads are done); each branch ends the section */
+static long drain(struct queue *qu)
+{
+    long n;
+    queue_lock(qu);
+    n = qu->items;
+    if (n == 0)
+        queue_unlock_publish(qu);
+    else {
+        qu->items = 0;
+        qu->consumed += n;
+        queue_unlock_publish(qu);
+    }
+    return n;
+}
+
 static void *producer(void *arg)
 {
     (void)arg;
@@ -94,11 +110,12 @@ int main(void)
         pthread_create(&threads[PRODUCERS + i], NULL, consumer, NULL);
     for (int i = 0; i < PRODUCERS + CONSUMERS; i++)
         pthread_join(threads[i], NULL);
-    /* every section published once: one per production, one per try, one per blocking take */
-    long expected_publishes = q.produced + q.consumed + empty_tries;
+    long drained = drain(&q);
+    /* every section published once: one per production, one per try, one per blocking take, the drain */
+    long expected_publishes = q.produced + q.consumed + empty_tries + 1;
     printf("produced=%ld consumed=%ld items=%d ready=%d entered=%ld left=%ld events=%ld\n", q.produced, q.consumed,
            q.items, q.ready, stats.entered, stats.left, stats.events);
-    if (q.produced != (long)PRODUCERS * ITEMS || q.consumed != q.produced || q.items != 0 || q.ready
+    if (drained != 0 || q.produced != (long)PRODUCERS * ITEMS || q.consumed != q.produced || q.items != 0 || q.ready
         || q.publishes != expected_publishes || stats.entered != PRODUCERS + CONSUMERS
         || stats.left != stats.entered || stats.events != (long)(PRODUCERS + CONSUMERS) * ITEMS) {
         fprintf(stderr, "wrapper_unlock_does_work: inconsistent (publishes=%ld, expected %ld)\n", q.publishes,

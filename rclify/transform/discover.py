@@ -17,7 +17,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from rclify.ctext.preprocessor import define_around
 from rclify.ctext.spatch import run_spatch
 from rclify.ctext.tokens import code_only
 from rclify.paths import SEMANTIC_PATCHES_DIR
@@ -112,19 +111,6 @@ def unseen_calls(texts: dict[str, str], files: list[str], records: list[dict]) -
     return out
 
 
-_ERROR_LINE = re.compile(r"^[^:]+:(\d+):")
-
-
-def _in_define(message: str, text: str) -> bool:
-    """Is the parse error inside a #define?  spatch cannot parse a macro whose body is a statement
-    header, a scoped lock macro's `#define WITH_LOCK(m) for (...; ...; pthread_mutex_unlock(&(m)))`,
-    but it reads each #define apart from the functions (their uses parse: `WITH_LOCK(m) {...}`
-    as an iterator), and the calls in the body are found all the same: when unseen_calls() misses
-    none of the file's calls, the error cost nothing and the file is not a failure."""
-    m = _ERROR_LINE.match(message)
-    return m is not None and define_around(text, int(m.group(1))) is not None
-
-
 def _is_extern(texts: dict[str, str], rec: dict) -> bool:
     lines = texts[rec["file"]].split("\n")
     line = lines[rec["line"] - 1] if rec["line"] <= len(lines) else ""
@@ -202,10 +188,7 @@ def discover(root: Path, files: list[Path], jobs: int = 1,
         found, failed, _ = run_spatch(PATCH, root, group, jobs, extra_args=language)
         records += found
         failures |= failed
-    unseen = unseen_calls(texts, scanned, records)
-    for file in [f for f, message in failures.items() if f not in unseen and _in_define(message, texts[f])]:
-        del failures[file]  # a #define spatch cannot parse, no call of the file missed (see _in_define)
-    for file, message in unseen.items():
+    for file, message in unseen_calls(texts, scanned, records).items():
         failures.setdefault(file, message)
     sites = {site for rec in records if (site := _site(rec, texts)) is not None}
     result = Discovery(sorted(sites, key=lambda s: (s.file, s.line, s.column, s.kind)),

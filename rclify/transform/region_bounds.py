@@ -14,7 +14,8 @@ from rclify.ctext.tokens import identifiers_used, matching_bracket, normalize, t
 from rclify.transform.refusals import Reason
 from rclify.transform.regions import (RELEASED, SETJMP, VA, Region, RegionAnalysis, goto_label, may_be_lock,
                                      scoped_statement, unlabeled)
-from rclify.transform.vocabulary import TIMED_LOCKS, LockOp, Vocabulary, checks_result, classify, lock_calls
+from rclify.transform.vocabulary import (TIMED_LOCKS, LockOp, Vocabulary, checks_result, classify, guard_lock,
+                                        lock_calls)
 
 K = ci.CursorKind
 
@@ -41,6 +42,8 @@ def find_regions(parsed: ParsedFile, function: ci.Cursor, vocab: Vocabulary) -> 
                         regions.append(trylock)
                 elif (scoped := _scoped_region_at(parsed, vocab, function, compound, inner)) is not None:
                     regions.append(scoped)
+                elif (guarded := _guard_region_at(parsed, vocab, function, compound, children, i)) is not None:
+                    regions.append(guarded)
                 elif (in_macro := _section_in_macro_at(parsed, vocab, function, compound, inner)) is not None:
                     regions.append(in_macro)
                     lock_statements.append((start, end))
@@ -51,6 +54,7 @@ def find_regions(parsed: ParsedFile, function: ci.Cursor, vocab: Vocabulary) -> 
             region = _region_at(parsed, vocab, function, compound, children, i, op, compound == body)
             regions.append(region)
     regions += _timed_lock_regions(parsed, vocab, function, body, regions)
+    _check_nested_exits(regions)
     _check_labels(parsed, function, regions)
     _check_preprocessor(parsed, regions)
     if parsed.has_errors_in(function):
@@ -104,6 +108,47 @@ def _scoped_region_at(parsed: ParsedFile, vocab: Vocabulary, function: ci.Cursor
         analysis.problems.append((Reason.UNBALANCED_REGION, region.line))  # the third clause unlocks again
     _finish(region, analysis)
     return region
+
+
+def _guard_region_at(parsed: ParsedFile, vocab: Vocabulary, function: ci.Cursor, compound: ci.Cursor,
+                     children: list[ci.Cursor], i: int) -> Region | None:
+    """`GUARD(m);` (vocabulary.guard_lock): a `__attribute__((cleanup))` variable that holds the
+    lock to the end of its block.  The section is the rest of the block; a return, break, continue
+    or goto out of it is an exit (the cleanup unlocks there), a return's value computed in the
+    section."""
+    stmt = unlabeled(children[i])
+    if stmt.kind != K.DECL_STMT:
+        return None
+    start, lock_end = stmt_range(parsed, stmt)
+    guard = guard_lock(parsed.text(start, lock_end), vocab)
+    if guard is None:
+        return None
+    body_end = compound.extent.end.offset - 1  # the block's `}`
+    region = Region(parsed, function, compound, guard.op, start, lock_end, body_end, body_end, stmt.extent.start.line)
+    region.body_end_stmt = body_end
+    analysis = RegionAnalysis(parsed, vocab, guard.op.key, guard=(lock_end, body_end))
+    analysis.block(children[i + 1 :], is_switch_body=False)
+    if any(c.kind in (K.CASE_STMT, K.DEFAULT_STMT) for c in children[i + 1 :]):
+        analysis.problems.append((Reason.LABEL_IN_REGION, region.line))
+    uses = [t for t in tokenize(parsed.text(lock_end, body_end)) if t.text == guard.variable]
+    if uses or guard.release.work:  # the variable disappears with the section; work needs it
+        analysis.problems.append((Reason.CLEANUP_GUARD, region.line))
+    if any(e.value for e in analysis.exits) and "(anonymous" in function.result_type.spelling:
+        analysis.problems.append((Reason.CLEANUP_GUARD, region.line))  # no variable can hold the value
+    _finish(region, analysis)
+    return region
+
+
+def _check_nested_exits(regions: list[Region]) -> None:
+    """A scoped lock statement's or a lock guard's exit (a jump that releases the lock: continue,
+    return, break, goto) inside a section nested in it would leave the nested section's function,
+    not its own: the outer one stays hybrid."""
+    for region in regions:
+        for inner in regions:
+            if inner is not region and region.contains(inner) and any(
+                    inner.start <= e.unlock_start < inner.end for e in region.exits):
+                region.problems.append((Reason.EXIT_IN_NESTED_SECTION, region.line))
+                break
 
 
 def _section_in_macro_at(parsed: ParsedFile, vocab: Vocabulary, function: ci.Cursor, compound: ci.Cursor,

@@ -16,7 +16,7 @@ import clang.cindex as ci
 
 from rclify.ctext.cparse import ParsedFile, statement_range as stmt_range
 from rclify.transform.refusals import Reason
-from rclify.transform.vocabulary import LockOp, Vocabulary, Wrapper, classify, scoped_lock
+from rclify.transform.vocabulary import LockOp, Vocabulary, Wrapper, classify, guard_lock, scoped_lock
 
 K = ci.CursorKind
 
@@ -39,6 +39,7 @@ class Exit:
     result: str = ""  # keeps the unlock's result variable ("rc = 0;"), run before the tail
     work: str = ""  # the unlock wrapper's work, run in the section before it returns the flag
     work_of: Wrapper | None = None  # that wrapper
+    value: str = ""  # a return under a lock guard: its value, computed in the section
 
 
 @dataclass
@@ -110,9 +111,13 @@ class _Construct:
 class RegionAnalysis:
     """Walks one region's statements in the held state, collecting exits and problems."""
 
-    def __init__(self, parsed: ParsedFile, vocab: Vocabulary, key: str, scope: ci.Cursor | None = None):
+    def __init__(self, parsed: ParsedFile, vocab: Vocabulary, key: str, scope: ci.Cursor | None = None,
+                 guard: tuple[int, int] | None = None):
         """scope: the `for` of a scoped lock statement whose body is the region (its `continue`
-        releases the lock and ends the region, its `break` leaves with the lock held)."""
+        releases the lock and ends the region, its `break` leaves with the lock held).
+        guard: the range of a lock guard's region (from its declaration to the end of its block):
+        every jump out of it (return, break, continue, goto) releases the lock, an exit."""
+        self.guard = guard
         self.parsed = parsed
         self.vocab = vocab
         self.key = key
@@ -122,6 +127,7 @@ class RegionAnalysis:
         self.scope = self.constructs[0] if scope is not None else None
         self.gotos_held: list[tuple[str, int]] = []
         self.other_locks: list[str] = []
+        self.depth = 0  # blocks entered below the region's own statements
 
     def problem(self, reason: Reason, cursor: ci.Cursor) -> None:
         self.problems.append((reason, cursor.extent.start.line))
@@ -154,9 +160,22 @@ class RegionAnalysis:
         if kind in _LOOPS or kind == K.SWITCH_STMT:
             return self.construct(cursor, children)
         if kind == K.RETURN_STMT:
+            if self.guard is not None:  # the cleanup unlocks after the value is computed
+                start, end = stmt_range(self.parsed, cursor)
+                value = children[0] if children else None
+                if value is None:
+                    self._add_exit(start, start, end, ends_with_jump=True)
+                else:
+                    self._add_exit(start, end, end, ends_with_jump=True, value=self.parsed.text(
+                        value.extent.start.offset, value.extent.end.offset))
+                return set()
             self.problem(Reason.RETURN_WHILE_LOCKED, cursor)
             return set()
         if kind == K.GOTO_STMT:
+            if self.guard is not None and not self._inside_guard(goto_label(cursor), cursor):
+                start, end = stmt_range(self.parsed, cursor)
+                self._add_exit(start, start, end, ends_with_jump=True)
+                return set()
             self.gotos_held.append((goto_label(cursor), cursor.extent.start.line))
             return set()
         if kind == K.INDIRECT_GOTO_STMT:
@@ -171,13 +190,23 @@ class RegionAnalysis:
                 else:
                     self.problem(Reason.JUMP_OUT_WHILE_LOCKED, cursor)
                 return set()
-            if target is None:
+            if target is None and self.guard is not None:  # leaves the guard's block: released
+                start, end = stmt_range(self.parsed, cursor)
+                self._add_exit(start, start, end, ends_with_jump=True)
+            elif target is None:
                 self.problem(Reason.JUMP_OUT_WHILE_LOCKED, cursor)
             elif kind == K.BREAK_STMT:
                 target.breaks_held = True
             return set()
         if kind in (K.LABEL_STMT, K.CASE_STMT, K.DEFAULT_STMT):
             return self.stmt(children[-1])
+        if kind == K.DECL_STMT and (guard := guard_lock(self.parsed.text(*stmt_range(self.parsed, cursor)),
+                                                        self.vocab)) is not None:
+            if guard.op.key == self.key:
+                self.problem(Reason.RELOCK_WHILE_HELD, cursor)
+            elif self.depth == 0:
+                self.problem(Reason.HAND_OVER_HAND, cursor)  # released at the end of the block, after ours
+            return {HELD}
         self.expression(cursor)
         return {HELD}
 
@@ -190,7 +219,7 @@ class RegionAnalysis:
 
     def branch(self, cursor: ci.Cursor) -> set[str]:
         op = self.op_of(cursor)
-        if op is not None and op.key == self.key and op.kind == "unlock":
+        if op is not None and op.key == self.key and op.kind == "unlock" and self.guard is None:
             start, end = stmt_range(self.parsed, cursor)
             self._add_exit(start, end, end, ends_with_jump=False, result=op.result, work=op.work,
                        work_of=op.wrapper if op.work else None)
@@ -227,6 +256,15 @@ class RegionAnalysis:
             self.problem(Reason.UNBALANCED_REGION, cursor)
         return states
 
+    def _inside_guard(self, label: str, cursor: ci.Cursor) -> bool:
+        node = None
+        for child in cursor.get_children():
+            if child.kind == K.LABEL_REF and child.referenced is not None:
+                node = child.referenced
+        if node is None or node.extent.start.file is None:
+            return False
+        return self.guard[0] <= node.extent.start.offset < self.guard[1]
+
     def scoped(self, cursor: ci.Cursor, op: LockOp, body: ci.Cursor) -> set[str]:
         """A scoped lock statement inside the region: another lock, held for its body only."""
         if op.key == self.key:
@@ -249,6 +287,9 @@ class RegionAnalysis:
 
     def _lock_statement(self, op: LockOp, cursor: ci.Cursor) -> set[str]:
         if op.key == self.key:
+            if op.kind == "unlock" and self.guard is not None:
+                self.problem(Reason.UNBALANCED_REGION, cursor)  # the guard's cleanup unlocks it again
+                return {HELD}
             if op.kind == "unlock":
                 return {RELEASED}  # reached only for an unlock that is not a block's statement
             self.problem(Reason.RELOCK_WHILE_HELD, cursor)
@@ -267,6 +308,13 @@ class RegionAnalysis:
     # -- blocks ----------------------------------------------------------------------------
     def block(self, children: list[ci.Cursor], is_switch_body: bool) -> set[str]:
         """A nested block entered with the lock held."""
+        self.depth += 1
+        try:
+            return self._block(children, is_switch_body)
+        finally:
+            self.depth -= 1
+
+    def _block(self, children: list[ci.Cursor], is_switch_body: bool) -> set[str]:
         state = {HELD}
         i = 0
         while i < len(children):
@@ -285,7 +333,7 @@ class RegionAnalysis:
                 return state
             inner = unlabeled(child)
             op = self.op_of(inner)
-            if op is not None and op.key == self.key and op.kind == "unlock":
+            if op is not None and op.key == self.key and op.kind == "unlock" and self.guard is None:
                 i = self._tail(children, i, op)
                 state = set() if self.exits[-1].ends_with_jump else {RELEASED}
                 continue
@@ -342,10 +390,10 @@ class RegionAnalysis:
 
     def _add_exit(self, unlock_start: int, tail_start: int, tail_end: int, ends_with_jump: bool,
                   drop_final_break: bool = False, result: str = "", work: str = "",
-                  work_of: Wrapper | None = None) -> None:
+                  work_of: Wrapper | None = None, value: str = "") -> None:
         self.exits.append(
             Exit(len(self.exits) + 1, unlock_start, tail_start, tail_end, ends_with_jump, drop_final_break, result,
-                 work, work_of)
+                 work, work_of, value)
         )
 
 

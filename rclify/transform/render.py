@@ -147,7 +147,9 @@ class FileRenderer:
         # a variable an enclosing region hoists too is declared once, by the outermost
         outer_hoisted = {h.start for r in self.regions if r is not region and r.extractable and r.contains(region)
                          for h in self._hoist_plan.get(r.start, [])}
-        exit_edits = [(e.unlock_start, e.tail_end, f"{_then(e.work)}return {e.flag};\n#line {self._line(e.tail_end)}\n")
+        # a return under a lock guard: its value is computed in the section, returned by the caller
+        returned = f"rclify_ret_{fn_name}_{n}" if any(e.value for e in region.exits) else ""
+        exit_edits = [(e.unlock_start, e.tail_end, f"{_exit_statement(e, returned)}\n#line {self._line(e.tail_end)}\n")
                       for e in region.exits]
         hoist_edits = [(h.start, h.end, h.assignment) for h in hoists]
         body = self._render_range(region.lock_end, region.body_end, exit_edits + hoist_edits)
@@ -156,6 +158,10 @@ class FileRenderer:
 
         captures = plan.captures(self.parsed, self._decls, region, body,
                                  {v.spelling: v for h in hoists for v in h.variables})
+        if returned:
+            typ = fn.result_type.spelling
+            captures.append(Capture(returned, declarator(typ, f"(*{returned})"), f"&{returned}",
+                                    f"(*rclify_ctx->{returned})"))
         mapping = {c.name: c.use for c in captures}
         mapping.update({name: f'"{fn_name}"' for name in _FUNC_NAMES})
         body = rename_identifiers(body, mapping)
@@ -173,8 +179,8 @@ class FileRenderer:
             fn_name=extraction.fn_name, body=body.rstrip(), body_line=self._line(region.lock_end),
             trylock=region.is_trylock, storage="static inline" if self.parsed.guard_line is not None else "static",
         )
-        exits = [{"flag": e.flag, "tail": self._tail_text(e), "line": self._code_line(e.tail_start)}
-                 for e in region.exits]
+        exits = [{"flag": e.flag, "tail": f"return {returned};" if e.value else self._tail_text(e),
+                  "line": self._code_line(e.tail_start if not e.value else e.unlock_start)} for e in region.exits]
         if region.is_trylock:  # paper Algorithm 3: the section is told whether it got the lock
             if region.after is not None and self.parsed.text(*region.after).strip():
                 exits.insert(0, {"flag": 0, "tail": self._render_range(*region.after).strip(),
@@ -184,7 +190,8 @@ class FileRenderer:
                                  "line": self._code_line(region.otherwise[0])})
         call = templates().get_template("extract/call_site.c.j2").render(
             hoists=[region.lock.result] * bool(region.lock.result)
-            + [h.declaration for h in hoists if h.start not in outer_hoisted],
+            + [h.declaration for h in hoists if h.start not in outer_hoisted]
+            + [f"{declarator(fn.result_type.spelling, returned)};"] * bool(returned),
             labeled=_is_labeled(region), indent=indent,
             ctx_type=extraction.ctx_type, n=f"{fn_name}_{n}", captures=captures, exits=exits,
             mutex=region.lock.mutex, fn_name=extraction.fn_name, trylock=region.is_trylock,
@@ -256,8 +263,11 @@ def _insertion_point(data: bytes, function: ci.Cursor) -> int:
     return at
 
 
-def _then(statement: str) -> str:
-    return f"{statement} " if statement else ""
+def _exit_statement(e: Exit, returned: str) -> str:
+    """What an exit becomes in the section: `return FLAG;`, after its unlock wrapper's work and a
+    guarded return's value (braced: it may stand for one statement, `if (c) return 0;`)."""
+    before = [e.work] * bool(e.work) + [f"{returned} = ({e.value});"] * bool(e.value)
+    return f"{{ {' '.join(before)} return {e.flag}; }}" if before else f"return {e.flag};"
 
 
 def accessor_prototypes(wrapper: Wrapper) -> list[str]:
