@@ -1,17 +1,30 @@
 """The lock vocabulary: what counts as a lock operation in this tree, and recognising one.
 
-The one place where the tree's lock macros and wrapper functions are inferred (with libclang:
-add_macros, add_wrappers) and where a statement's text is read as a lock operation (classify).
+The one place where the tree's lock idioms are known: its lock macros and wrapper functions are
+inferred here (with libclang: add_macros, add_wrappers), and statements are read here as lock
+operations through them (classify, lock_calls, scoped_lock, guard_lock).  analyse.py decides
+which files to parse; regions.py and region_bounds.py walk what these functions recognise.
 
 A statement is read from its source text (so macro invocations are seen as written):
     pthread_mutex_lock(&m);                      direct call
-    LOCK(m);  mutex_lock(&m);                    lock macros, expanded here from their #define
+    LOCK(m);  mutex_lock(&m);                    lock macros, expanded here from their #define (only
+                                                 the #if branch the build compiles: libclang's)
     LOCKED(stats);                               ... with `##` / `#` (&name##_lock) and __VA_ARGS__
     {pthread_mutex_lock(&(tbl->locks[i]));}      braces left by macro expansion
     do { pthread_mutex_lock(&m); } while (0);
     (void)pthread_mutex_unlock(&m);
     if (pthread_mutex_lock(&m) != 0) abort();    checked result with a no-return failure path
-    item_lock(hv);                               wrapper functions (body only locks an expression)
+    err = pthread_mutex_lock(&m);                the result kept (0 in the caller)
+    item_lock(hv);  take(l);                     wrapper functions, through macros too
+                                                 (`#define take(l) take_(l, __FILE__, __LINE__)`)
+Statements that hold a lock for a block (scoped lock statements):
+    WITH_LOCK(m) { ... }                         a `for` locking in its first clause, unlocking in
+                                                 its third, running its body once (scoped_lock)
+    GUARD(m);                                    a `__attribute__((cleanup))` variable holding the
+                                                 lock to the end of its block (guard_lock)
+A wrapper function (wrapper_shape) locks or unlocks one expression of its parameters; its result
+may be checked, it may do work of its own under the lock (copied into the sections it opens or
+closes), and a guard's constructor returns the mutex it locked.
 """
 
 from dataclasses import dataclass, field, replace
@@ -130,6 +143,9 @@ class Vocabulary:
         return found
 
 
+# -- reading a statement as one lock operation ------------------------------------------------
+
+
 def substitute(body: str, params: tuple[str, ...], args: list[str]) -> str | None:
     """Replaces macro/wrapper parameters by (argument) text, as the preprocessor does: `##`
     pastes the raw argument (`name##_lock`), `#p` makes it a string, `...` is __VA_ARGS__.
@@ -238,214 +254,6 @@ def lock_calls(text: str, vocab: Vocabulary, depth: int = 0) -> list[LockOp]:
     return ops
 
 
-def scoped_lock(header: str, vocab: Vocabulary, depth: int = 0) -> LockOp | None:
-    """The lock a scoped lock statement holds while its body runs, once: header is the text before
-    the body, a `for (INIT; COND; STEP)` as written or as a macro invocation expands it,
-        #define WITH_LOCK(m) for (int i_ = (pthread_mutex_lock(&(m)), 0); !i_; pthread_mutex_unlock(&(m)), i_ = 1)
-        WITH_LOCK(stats_lock) { hits++; }
-    INIT takes one lock, STEP releases it and nothing else, COND tests a flag that INIT makes true
-    and STEP false (`!f` after `f = 0` / `f = 1`, `f` after `f = 1` / `f = 0`, `f++`...), so the
-    body runs exactly once with the lock held.  None for any other header."""
-    if depth > _MAX_EXPANSION_DEPTH:
-        return None
-    tokens = tokenize(header)
-    if not tokens:
-        return None
-    if tokens[0].text != "for":
-        macro = vocab.macros.get(tokens[0].text)
-        if macro is None:
-            return None
-        if macro.params:
-            if len(tokens) < 3 or tokens[1].text != "(" or matching_bracket(tokens, 1) != len(tokens) - 1:
-                return None
-            body = substitute(macro.body, macro.params, split_args(header[tokens[1].end : tokens[-1].start]))
-        else:
-            body = macro.body if len(tokens) == 1 else None
-        op = scoped_lock(body, vocab, depth + 1) if body is not None else None
-        return replace(op, mutex=pretty(op.mutex), via=macro.name) if op is not None else None
-    if len(tokens) < 4 or tokens[1].text != "(" or matching_bracket(tokens, 1) != len(tokens) - 1:
-        return None
-    clauses = _top_level_split(header[tokens[1].end : tokens[-1].start], ";")
-    if len(clauses) != 3:
-        return None
-    init, cond, step = clauses
-    taken, released = lock_calls(init, vocab, depth + 1), lock_calls(step, vocab, depth + 1)
-    if len(taken) != 1 or taken[0].kind != "lock" or lock_calls(cond, vocab, depth + 1) \
-            or len(released) != 1 or released[0].kind != "unlock" or released[0].key != taken[0].key:
-        return None
-    if not _runs_once(init, cond, step, vocab):
-        return None
-    return replace(taken[0], checked=False, result="")
-
-
-@dataclass(frozen=True)
-class Guard:
-    """A lock guard: a variable whose initializer locks and whose cleanup function unlocks."""
-
-    op: LockOp  # the lock its initializer takes
-    variable: str
-    release: LockOp  # the cleanup function's unlock, called with the variable's address
-
-
-def guard_lock(text: str, vocab: Vocabulary, depth: int = 0) -> Guard | None:
-    """A declaration statement (as written, or through the macro it invokes) declaring one
-    `__attribute__((cleanup(F)))` variable initialised by a lock that yields the mutex, where F
-    unlocks what the variable points to:
-        #define GUARD(m) pthread_mutex_t *g_ __attribute__((cleanup(guard_unlock))) = guard_lock(&(m))
-    with guard_lock a wrapper returning the mutex it locked (`pthread_mutex_lock(m); return m;`)
-    or `(pthread_mutex_lock(&m), &m)`, and guard_unlock an unlock wrapper on `*p`.  The lock is
-    held from the declaration to the end of the variable's block, whichever way the block is left."""
-    if depth > _MAX_EXPANSION_DEPTH:
-        return None
-    tokens = tokenize(text)
-    while tokens and tokens[-1].text == ";":
-        tokens.pop()
-    if not tokens:
-        return None
-    macro = vocab.macros.get(tokens[0].text)
-    if macro is not None:
-        if macro.params:
-            if len(tokens) < 3 or tokens[1].text != "(" or matching_bracket(tokens, 1) != len(tokens) - 1:
-                return None
-            body = substitute(macro.body, macro.params, split_args(text[tokens[1].end : tokens[-1].start]))
-        else:
-            body = macro.body if len(tokens) == 1 else None
-        guard = guard_lock(body, vocab, depth + 1) if body is not None else None
-        return replace(guard, op=replace(guard.op, mutex=pretty(guard.op.mutex), via=macro.name)) if guard else None
-    cleanup, kept = None, []  # the cleanup function; the tokens outside __attribute__((...))
-    i = 0
-    while i < len(tokens):
-        if tokens[i].text in ("__attribute__", "__attribute") and i + 1 < len(tokens) and tokens[i + 1].text == "(":
-            close = matching_bracket(tokens, i + 1)
-            if close < 0:
-                return None
-            inner = [t.text for t in tokens[i + 2 : close]]
-            if "cleanup" in inner or "__cleanup__" in inner:
-                at = inner.index("cleanup") if "cleanup" in inner else inner.index("__cleanup__")
-                if inner[at + 1 : at + 2] != ["("] or at + 3 >= len(inner) or inner[at + 3] != ")":
-                    return None
-                cleanup = inner[at + 2]
-            i = close + 1
-            continue
-        kept.append(tokens[i])
-        i += 1
-    eq = next((j for j, t in enumerate(kept) if t.text == "="), -1)
-    if cleanup is None or eq < 2 or kept[eq - 1].kind != "ident" \
-            or not all(t.kind == "ident" or t.text == "*" for t in kept[:eq]):
-        return None
-    variable = kept[eq - 1].text
-    op = _yields_locked_mutex(text[kept[eq].end : kept[-1].end], vocab, depth)
-    release = classify(f"{cleanup}(&{variable});", vocab, depth + 1) if cleanup in vocab.wrappers else None
-    if op is None or release is None or release.kind != "unlock" \
-            or release.key not in (f"*(&{variable})", f"*&{variable}", variable):
-        return None
-    if op.wrapper is not None:  # the wrapper returns its argument: that is the mutex, no accessor needed
-        op = replace(op, mutex=pretty(op.wrapper_expr), wrapper=None, wrapper_expr="")
-    return Guard(op, variable, release)
-
-
-def _yields_locked_mutex(expr: str, vocab: Vocabulary, depth: int) -> LockOp | None:
-    """The lock expr takes if its value is the mutex it locked: a wrapper that returns it, or
-    `(LOCK CALL, M)` with M that mutex."""
-    op = classify(expr, vocab, depth + 1)
-    if op is not None:
-        return op if op.kind == "lock" and op.wrapper is not None and op.wrapper.returns_mutex else None
-    tokens = tokenize(expr)
-    if len(tokens) > 2 and tokens[0].text == "(" and matching_bracket(tokens, 0) == len(tokens) - 1:
-        parts = _top_level_split(expr[tokens[1].start : tokens[-1].start], ",")
-        if len(parts) == 2:
-            op = classify(parts[0], vocab, depth + 1)
-            if op is not None and op.kind == "lock" and normalize(parts[1]) == op.key:
-                return op
-    return None
-
-
-def _top_level_split(text: str, separator: str) -> list[str]:
-    """text split at the separator tokens outside brackets."""
-    parts, depth, start = [], 0, 0
-    for tok in tokenize(text):
-        if tok.text in "([{" and tok.kind == "punct":
-            depth += 1
-        elif tok.text in ")]}" and tok.kind == "punct":
-            depth -= 1
-        elif tok.text == separator and depth == 0:
-            parts.append(text[start : tok.start])
-            start = tok.end
-    return parts + [text[start:]]
-
-
-def _runs_once(init: str, cond: str, step: str, vocab: Vocabulary) -> bool:
-    """Does `for (init; cond; step) body` run body exactly once (a flag init sets, step flips)?"""
-    flag = _flag_test(cond)
-    if flag is None:
-        return False
-    name, true_when_zero = flag
-    first = _assigned(init, name, vocab)
-    if first is None:
-        return False
-    then = _stepped(step, name, first)
-    return then is not None and (first == 0) == true_when_zero and (then == 0) != true_when_zero
-
-
-def _flag_test(cond: str) -> tuple[str, bool] | None:
-    """(flag, whether cond is true when it is 0) for `!f`, `f == 0`, `f`, `f != 0`, `(...)`."""
-    tokens = tokenize(cond)
-    texts = [t.text for t in tokens]
-    if len(tokens) > 2 and texts[0] == "(" and matching_bracket(tokens, 0) == len(tokens) - 1:
-        return _flag_test(cond[tokens[1].start : tokens[-1].start])
-    if len(texts) == 1 and tokens[0].kind == "ident":
-        return texts[0], False
-    if len(texts) == 2 and texts[0] == "!" and tokens[1].kind == "ident":
-        return texts[1], True
-    if len(texts) == 3 and texts[1] in ("==", "!=") and texts[2] == "0" and tokens[0].kind == "ident":
-        return texts[0], texts[1] == "=="
-    return None
-
-
-def _assigned(init: str, name: str, vocab: Vocabulary) -> int | None:
-    """The value `[TYPE] name = VALUE` gives name in a for's first clause: an integer literal, the
-    last operand of a parenthesised comma expression, or a lock call's result (0: the runtime
-    aborts rather than fail)."""
-    for part in _top_level_split(init, ","):
-        tokens = tokenize(part)
-        eq = next((i for i, t in enumerate(tokens) if t.text == "="), -1)
-        if eq > 0 and tokens[eq - 1].text == name:
-            return _value(part[tokens[eq].end :], vocab)
-    return None
-
-
-def _value(expr: str, vocab: Vocabulary) -> int | None:
-    tokens = tokenize(expr)
-    if len(tokens) == 1 and tokens[0].kind == "number":
-        try:
-            return int(tokens[0].text.rstrip("uUlL"), 0)
-        except ValueError:
-            return None
-    if len(tokens) > 2 and tokens[0].text == "(" and matching_bracket(tokens, 0) == len(tokens) - 1:
-        return _value(_top_level_split(expr[tokens[1].start : tokens[-1].start], ",")[-1], vocab)
-    op = classify(expr, vocab)
-    return 0 if op is not None and op.kind == "lock" else None
-
-
-def _stepped(step: str, name: str, before: int) -> int | None:
-    """name's value after a for's third clause, from `name = LITERAL`, `name++`, `++name`, `name--`..."""
-    value = None
-    for part in _top_level_split(step, ","):
-        texts = [t.text for t in tokenize(part)]
-        if texts in ([name, "++"], ["++", name]):
-            value = (before if value is None else value) + 1
-        elif texts in ([name, "--"], ["--", name]):
-            value = (before if value is None else value) - 1
-        elif len(texts) == 3 and texts[:2] == [name, "="]:
-            try:
-                value = int(texts[2].rstrip("uUlL"), 0)
-            except ValueError:
-                return None
-        elif name in texts:
-            return None
-    return value
-
-
 def _classify_call(tokens: list[Token], text: str, vocab: Vocabulary, depth: int) -> LockOp | None:
     if tokens[0].kind != "ident":
         return None
@@ -551,7 +359,259 @@ def _classify_assigned(tokens: list[Token], text: str, vocab: Vocabulary, depth:
     return replace(op, checked=True, result=result)
 
 
+def checks_result(text: str, op: LockOp) -> bool:
+    """`err = lock(&m); if (err) ...;`: is text (the statement after op's) a test, with no else, of
+    the variable op's result went to, true only when the call failed (`if (err)`, `if (err != 0)`,
+    `if (__builtin_expect(err, 0))`)?  The runtime aborts when it cannot lock: that test's branch
+    never runs."""
+    if not op.result:
+        return False
+    var = op.result.split("=")[0].split()[-1].lstrip("*")
+    tokens = tokenize(text)
+    if len(tokens) < 4 or tokens[0].text != "if" or tokens[1].text != "(":
+        return False
+    close = matching_bracket(tokens, 1)
+    if close < 0 or close == len(tokens) - 1 or any(t.text == "else" for t in tokens[close + 1 :]):
+        return False
+    return _tests_nonzero(text[tokens[2].start : tokens[close].start], var)
+
+
+def _tests_nonzero(cond: str, var: str) -> bool:
+    """Is cond `var` (true exactly when it is nonzero), through `!= 0`, `!!`, parentheses and
+    __builtin_expect(_, 0)?"""
+    tokens = tokenize(cond)
+    texts = [t.text for t in tokens]
+    if texts == [var]:
+        return True
+    if not tokens:
+        return False
+    if texts[0] == "(" and matching_bracket(tokens, 0) == len(tokens) - 1:
+        return _tests_nonzero(cond[tokens[1].start : tokens[-1].start], var)
+    if texts[:2] == ["!", "!"]:
+        return _tests_nonzero(cond[tokens[2].start :], var)
+    if texts[-2:] == ["!=", "0"]:
+        return _tests_nonzero(cond[: tokens[-2].start], var)
+    if texts[:2] == ["0", "!="]:
+        return _tests_nonzero(cond[tokens[2].start :], var)
+    if texts[:2] == ["__builtin_expect", "("] and matching_bracket(tokens, 1) == len(tokens) - 1:
+        args = split_args(cond[tokens[1].end : tokens[-1].start])
+        return len(args) == 2 and args[1].strip() == "0" and _tests_nonzero(args[0], var)
+    return False
+
+
+# -- scoped lock statements: a lock held for a block ----------------------------------------------
+
+
+def scoped_lock(header: str, vocab: Vocabulary, depth: int = 0) -> LockOp | None:
+    """The lock a scoped lock statement holds while its body runs, once: header is the text before
+    the body, a `for (INIT; COND; STEP)` as written or as a macro invocation expands it,
+        #define WITH_LOCK(m) for (int i_ = (pthread_mutex_lock(&(m)), 0); !i_; pthread_mutex_unlock(&(m)), i_ = 1)
+        WITH_LOCK(stats_lock) { hits++; }
+    INIT takes one lock, STEP releases it and nothing else, COND tests a flag that INIT makes true
+    and STEP false (`!f` after `f = 0` / `f = 1`, `f` after `f = 1` / `f = 0`, `f++`...), so the
+    body runs exactly once with the lock held.  None for any other header."""
+    if depth > _MAX_EXPANSION_DEPTH:
+        return None
+    tokens = tokenize(header)
+    if not tokens:
+        return None
+    if tokens[0].text != "for":
+        macro = vocab.macros.get(tokens[0].text)
+        if macro is None:
+            return None
+        if macro.params:
+            if len(tokens) < 3 or tokens[1].text != "(" or matching_bracket(tokens, 1) != len(tokens) - 1:
+                return None
+            body = substitute(macro.body, macro.params, split_args(header[tokens[1].end : tokens[-1].start]))
+        else:
+            body = macro.body if len(tokens) == 1 else None
+        op = scoped_lock(body, vocab, depth + 1) if body is not None else None
+        return replace(op, mutex=pretty(op.mutex), via=macro.name) if op is not None else None
+    if len(tokens) < 4 or tokens[1].text != "(" or matching_bracket(tokens, 1) != len(tokens) - 1:
+        return None
+    clauses = _top_level_split(header[tokens[1].end : tokens[-1].start], ";")
+    if len(clauses) != 3:
+        return None
+    init, cond, step = clauses
+    taken, released = lock_calls(init, vocab, depth + 1), lock_calls(step, vocab, depth + 1)
+    if len(taken) != 1 or taken[0].kind != "lock" or lock_calls(cond, vocab, depth + 1) \
+            or len(released) != 1 or released[0].kind != "unlock" or released[0].key != taken[0].key:
+        return None
+    if not _runs_once(init, cond, step, vocab):
+        return None
+    return replace(taken[0], checked=False, result="")
+
+
+def _runs_once(init: str, cond: str, step: str, vocab: Vocabulary) -> bool:
+    """Does `for (init; cond; step) body` run body exactly once (a flag init sets, step flips)?"""
+    flag = _flag_test(cond)
+    if flag is None:
+        return False
+    name, true_when_zero = flag
+    first = _assigned(init, name, vocab)
+    if first is None:
+        return False
+    then = _stepped(step, name, first)
+    return then is not None and (first == 0) == true_when_zero and (then == 0) != true_when_zero
+
+
+def _flag_test(cond: str) -> tuple[str, bool] | None:
+    """(flag, whether cond is true when it is 0) for `!f`, `f == 0`, `f`, `f != 0`, `(...)`."""
+    tokens = tokenize(cond)
+    texts = [t.text for t in tokens]
+    if len(tokens) > 2 and texts[0] == "(" and matching_bracket(tokens, 0) == len(tokens) - 1:
+        return _flag_test(cond[tokens[1].start : tokens[-1].start])
+    if len(texts) == 1 and tokens[0].kind == "ident":
+        return texts[0], False
+    if len(texts) == 2 and texts[0] == "!" and tokens[1].kind == "ident":
+        return texts[1], True
+    if len(texts) == 3 and texts[1] in ("==", "!=") and texts[2] == "0" and tokens[0].kind == "ident":
+        return texts[0], texts[1] == "=="
+    return None
+
+
+def _assigned(init: str, name: str, vocab: Vocabulary) -> int | None:
+    """The value `[TYPE] name = VALUE` gives name in a for's first clause: an integer literal, the
+    last operand of a parenthesised comma expression, or a lock call's result (0: the runtime
+    aborts rather than fail)."""
+    for part in _top_level_split(init, ","):
+        tokens = tokenize(part)
+        eq = next((i for i, t in enumerate(tokens) if t.text == "="), -1)
+        if eq > 0 and tokens[eq - 1].text == name:
+            return _value(part[tokens[eq].end :], vocab)
+    return None
+
+
+def _value(expr: str, vocab: Vocabulary) -> int | None:
+    tokens = tokenize(expr)
+    if len(tokens) == 1 and tokens[0].kind == "number":
+        try:
+            return int(tokens[0].text.rstrip("uUlL"), 0)
+        except ValueError:
+            return None
+    if len(tokens) > 2 and tokens[0].text == "(" and matching_bracket(tokens, 0) == len(tokens) - 1:
+        return _value(_top_level_split(expr[tokens[1].start : tokens[-1].start], ",")[-1], vocab)
+    op = classify(expr, vocab)
+    return 0 if op is not None and op.kind == "lock" else None
+
+
+def _stepped(step: str, name: str, before: int) -> int | None:
+    """name's value after a for's third clause, from `name = LITERAL`, `name++`, `++name`, `name--`..."""
+    value = None
+    for part in _top_level_split(step, ","):
+        texts = [t.text for t in tokenize(part)]
+        if texts in ([name, "++"], ["++", name]):
+            value = (before if value is None else value) + 1
+        elif texts in ([name, "--"], ["--", name]):
+            value = (before if value is None else value) - 1
+        elif len(texts) == 3 and texts[:2] == [name, "="]:
+            try:
+                value = int(texts[2].rstrip("uUlL"), 0)
+            except ValueError:
+                return None
+        elif name in texts:
+            return None
+    return value
+
+
+@dataclass(frozen=True)
+class Guard:
+    """A lock guard: a variable whose initializer locks and whose cleanup function unlocks."""
+
+    op: LockOp  # the lock its initializer takes
+    variable: str
+    release: LockOp  # the cleanup function's unlock, called with the variable's address
+
+
+def guard_lock(text: str, vocab: Vocabulary, depth: int = 0) -> Guard | None:
+    """A declaration statement (as written, or through the macro it invokes) declaring one
+    `__attribute__((cleanup(F)))` variable initialised by a lock that yields the mutex, where F
+    unlocks what the variable points to:
+        #define GUARD(m) pthread_mutex_t *g_ __attribute__((cleanup(guard_unlock))) = guard_lock(&(m))
+    with guard_lock a wrapper returning the mutex it locked (`pthread_mutex_lock(m); return m;`)
+    or `(pthread_mutex_lock(&m), &m)`, and guard_unlock an unlock wrapper on `*p`.  The lock is
+    held from the declaration to the end of the variable's block, whichever way the block is left."""
+    if depth > _MAX_EXPANSION_DEPTH:
+        return None
+    tokens = tokenize(text)
+    while tokens and tokens[-1].text == ";":
+        tokens.pop()
+    if not tokens:
+        return None
+    macro = vocab.macros.get(tokens[0].text)
+    if macro is not None:
+        if macro.params:
+            if len(tokens) < 3 or tokens[1].text != "(" or matching_bracket(tokens, 1) != len(tokens) - 1:
+                return None
+            body = substitute(macro.body, macro.params, split_args(text[tokens[1].end : tokens[-1].start]))
+        else:
+            body = macro.body if len(tokens) == 1 else None
+        guard = guard_lock(body, vocab, depth + 1) if body is not None else None
+        return replace(guard, op=replace(guard.op, mutex=pretty(guard.op.mutex), via=macro.name)) if guard else None
+    cleanup, kept = None, []  # the cleanup function; the tokens outside __attribute__((...))
+    i = 0
+    while i < len(tokens):
+        if tokens[i].text in ("__attribute__", "__attribute") and i + 1 < len(tokens) and tokens[i + 1].text == "(":
+            close = matching_bracket(tokens, i + 1)
+            if close < 0:
+                return None
+            inner = [t.text for t in tokens[i + 2 : close]]
+            if "cleanup" in inner or "__cleanup__" in inner:
+                at = inner.index("cleanup") if "cleanup" in inner else inner.index("__cleanup__")
+                if inner[at + 1 : at + 2] != ["("] or at + 3 >= len(inner) or inner[at + 3] != ")":
+                    return None
+                cleanup = inner[at + 2]
+            i = close + 1
+            continue
+        kept.append(tokens[i])
+        i += 1
+    eq = next((j for j, t in enumerate(kept) if t.text == "="), -1)
+    if cleanup is None or eq < 2 or kept[eq - 1].kind != "ident" \
+            or not all(t.kind == "ident" or t.text == "*" for t in kept[:eq]):
+        return None
+    variable = kept[eq - 1].text
+    op = _yields_locked_mutex(text[kept[eq].end : kept[-1].end], vocab, depth)
+    release = classify(f"{cleanup}(&{variable});", vocab, depth + 1) if cleanup in vocab.wrappers else None
+    if op is None or release is None or release.kind != "unlock" \
+            or release.key not in (f"*(&{variable})", f"*&{variable}", variable):
+        return None
+    if op.wrapper is not None:  # the wrapper returns its argument: that is the mutex, no accessor needed
+        op = replace(op, mutex=pretty(op.wrapper_expr), wrapper=None, wrapper_expr="")
+    return Guard(op, variable, release)
+
+
+def _yields_locked_mutex(expr: str, vocab: Vocabulary, depth: int) -> LockOp | None:
+    """The lock expr takes if its value is the mutex it locked: a wrapper that returns it, or
+    `(LOCK CALL, M)` with M that mutex."""
+    op = classify(expr, vocab, depth + 1)
+    if op is not None:
+        return op if op.kind == "lock" and op.wrapper is not None and op.wrapper.returns_mutex else None
+    tokens = tokenize(expr)
+    if len(tokens) > 2 and tokens[0].text == "(" and matching_bracket(tokens, 0) == len(tokens) - 1:
+        parts = _top_level_split(expr[tokens[1].start : tokens[-1].start], ",")
+        if len(parts) == 2:
+            op = classify(parts[0], vocab, depth + 1)
+            if op is not None and op.kind == "lock" and normalize(parts[1]) == op.key:
+                return op
+    return None
+
+
+def _top_level_split(text: str, separator: str) -> list[str]:
+    """text split at the separator tokens outside brackets."""
+    parts, depth, start = [], 0, 0
+    for tok in tokenize(text):
+        if tok.text in "([{" and tok.kind == "punct":
+            depth += 1
+        elif tok.text in ")]}" and tok.kind == "punct":
+            depth -= 1
+        elif tok.text == separator and depth == 0:
+            parts.append(text[start : tok.start])
+            start = tok.end
+    return parts + [text[start:]]
+
+
 # -- inference: the tree's macros and wrappers ---------------------------------------------------
+
 
 def add_macros(parsed: ParsedFile, root: Path, vocab: Vocabulary) -> None:
     """Lock macros defined in the tree (not system headers), through any chain of macros and
@@ -646,6 +706,8 @@ class WrapperShape:
 
 # work that cannot be copied into a section: it would wait there, share a static with its original,
 # name another function, or jump across functions
+
+
 _NOT_COPIED = {"pthread_cond_wait", "pthread_cond_timedwait", "pthread_cond_clockwait", "static", "__func__",
                "__FUNCTION__", "__PRETTY_FUNCTION__", "setjmp", "_setjmp", "sigsetjmp", "__sigsetjmp", "longjmp",
                "siglongjmp", "_longjmp", "va_start", "va_arg", "va_end", "va_copy", "__builtin_va_start"}
@@ -729,43 +791,3 @@ def _jumps_out(stmt: ci.Cursor) -> bool:
         inner_breakable = breakable or inner_loop or node.kind == K.SWITCH_STMT
         return any(visit(c, inner_breakable, inner_loop) for c in node.get_children())
     return visit(stmt, False, False)
-
-
-def checks_result(text: str, op: LockOp) -> bool:
-    """`err = lock(&m); if (err) ...;`: is text (the statement after op's) a test, with no else, of
-    the variable op's result went to, true only when the call failed (`if (err)`, `if (err != 0)`,
-    `if (__builtin_expect(err, 0))`)?  The runtime aborts when it cannot lock: that test's branch
-    never runs."""
-    if not op.result:
-        return False
-    var = op.result.split("=")[0].split()[-1].lstrip("*")
-    tokens = tokenize(text)
-    if len(tokens) < 4 or tokens[0].text != "if" or tokens[1].text != "(":
-        return False
-    close = matching_bracket(tokens, 1)
-    if close < 0 or close == len(tokens) - 1 or any(t.text == "else" for t in tokens[close + 1 :]):
-        return False
-    return _tests_nonzero(text[tokens[2].start : tokens[close].start], var)
-
-
-def _tests_nonzero(cond: str, var: str) -> bool:
-    """Is cond `var` (true exactly when it is nonzero), through `!= 0`, `!!`, parentheses and
-    __builtin_expect(_, 0)?"""
-    tokens = tokenize(cond)
-    texts = [t.text for t in tokens]
-    if texts == [var]:
-        return True
-    if not tokens:
-        return False
-    if texts[0] == "(" and matching_bracket(tokens, 0) == len(tokens) - 1:
-        return _tests_nonzero(cond[tokens[1].start : tokens[-1].start], var)
-    if texts[:2] == ["!", "!"]:
-        return _tests_nonzero(cond[tokens[2].start :], var)
-    if texts[-2:] == ["!=", "0"]:
-        return _tests_nonzero(cond[: tokens[-2].start], var)
-    if texts[:2] == ["0", "!="]:
-        return _tests_nonzero(cond[tokens[2].start :], var)
-    if texts[:2] == ["__builtin_expect", "("] and matching_bracket(tokens, 1) == len(tokens) - 1:
-        args = split_args(cond[tokens[1].end : tokens[-1].start])
-        return len(args) == 2 and args[1].strip() == "0" and _tests_nonzero(args[0], var)
-    return False
