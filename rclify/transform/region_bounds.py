@@ -127,7 +127,7 @@ def _guard_region_at(parsed: ParsedFile, vocab: Vocabulary, function: ci.Cursor,
     region = Region(parsed, function, compound, guard.op, start, lock_end, body_end, body_end, stmt.extent.start.line)
     region.body_end_stmt = body_end
     analysis = RegionAnalysis(parsed, vocab, guard.op.key, guard=(lock_end, body_end))
-    analysis.block(children[i + 1 :], is_switch_body=False)
+    region.ends_by_exit = not analysis.block(children[i + 1 :], is_switch_body=False) and bool(analysis.exits)
     if any(c.kind in (K.CASE_STMT, K.DEFAULT_STMT) for c in children[i + 1 :]):
         analysis.problems.append((Reason.LABEL_IN_REGION, region.line))
     uses = [t for t in tokenize(parsed.text(lock_end, body_end)) if t.text == guard.variable]

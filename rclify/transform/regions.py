@@ -62,6 +62,7 @@ class Region:
     end_result: str = ""  # keeps the final unlock's result variable
     end_work: str = ""  # the final unlock wrapper's work, run at the end of the section
     end_work_of: Wrapper | None = None  # that wrapper
+    ends_by_exit: bool = False  # no path reaches the end of the section (a lock guard's block that returns)
 
     def wrappers_used(self) -> list[Wrapper]:
         """The wrappers whose generated functions the section uses: the lock's accessor, the

@@ -180,7 +180,8 @@ class FileRenderer:
             trylock=region.is_trylock, storage="static inline" if self.parsed.guard_line is not None else "static",
         )
         exits = [{"flag": e.flag, "tail": f"return {returned};" if e.value else self._tail_text(e),
-                  "line": self._code_line(e.tail_start if not e.value else e.unlock_start)} for e in region.exits]
+                  "line": self._code_line(e.tail_start if not e.value else e.unlock_start),
+                  "always": region.ends_by_exit} for e in region.exits]
         if region.is_trylock:  # paper Algorithm 3: the section is told whether it got the lock
             if region.after is not None and self.parsed.text(*region.after).strip():
                 exits.insert(0, {"flag": 0, "tail": self._render_range(*region.after).strip(),
