@@ -435,7 +435,8 @@ def scoped_lock(header: str, vocab: Vocabulary, depth: int = 0) -> LockOp | None
     init, cond, step = clauses
     taken, released = lock_calls(init, vocab, depth + 1), lock_calls(step, vocab, depth + 1)
     if len(taken) != 1 or taken[0].kind != "lock" or lock_calls(cond, vocab, depth + 1) \
-            or len(released) != 1 or released[0].kind != "unlock" or released[0].key != taken[0].key:
+            or len(released) != 1 or released[0].kind != "unlock" or released[0].key != taken[0].key \
+            or released[0].work:  # an unlock wrapper's work would run after the section: not read
         return None
     if not _runs_once(init, cond, step, vocab):
         return None
