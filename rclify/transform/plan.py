@@ -177,6 +177,8 @@ def runs_on_caller_thread(region: Region, state: ThreadState, section: str,
              if region.lock_end <= n.extent.start.offset < region.body_end
              and not any(s <= n.extent.start.offset < e for s, e in tails))  # tails run in the caller
     because = state.section_cause(nodes) or ""
+    for wrapper in region.wrappers_used():  # a wrapper's work runs in the section too
+        because = because or (state.callee_cause(wrapper.name) or "" if wrapper.work else "")
     override = (overrides or {}).get(section)
     if override is not None:
         return Placement(not override.on_server, because, override)
