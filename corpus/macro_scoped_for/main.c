@@ -24,7 +24,7 @@ static void bucket_unlock(struct bucket *b) { pthread_mutex_unlock(&b->lock); }
 #define SYNCHRONIZED(b) for (int once_ = (bucket_lock(b), 1); once_; once_ = 0, bucket_unlock(b))
 
 static pthread_mutex_t stats_lock = PTHREAD_MUTEX_INITIALIZER;
-static long hits, misses, bytes, odd_skipped;
+static long hits, misses, bytes, odd_skipped, sevens;
 static struct bucket buckets[NBUCKETS];
 
 static void record(long n)
@@ -39,6 +39,14 @@ static void record_miss(void)
 {
     WITH_LOCK(stats_lock)
         misses++;
+}
+
+static void note(long n)
+{
+    if (n % 7 == 0) /* the scoped statement is the if's body */
+        WITH_LOCK(stats_lock) {
+            sevens++;
+        }
 }
 
 static void add(int key, long n)
@@ -69,6 +77,7 @@ static void *run(void *arg)
         else
             record_miss();
         add((int)(id + i), i % 5);
+        note(i);
     }
     return NULL;
 }
@@ -85,16 +94,19 @@ int main(void)
     long total = 0;
     for (int i = 0; i < NBUCKETS; i++)
         total += buckets[i].count;
-    printf("hits=%ld misses=%ld bytes=%ld odd=%ld buckets=%ld\n", hits, misses, bytes, odd_skipped, total);
-    long want_bytes = 0, want_total = 0, want_odd = 0;
+    printf("hits=%ld misses=%ld bytes=%ld odd=%ld buckets=%ld sevens=%ld\n", hits, misses, bytes, odd_skipped, total,
+           sevens);
+    long want_bytes = 0, want_total = 0, want_odd = 0, want_sevens = 0;
     for (int i = 0; i < ITERS; i++) {
         if (i % 3)
             want_bytes += i % 7;
         want_total += (i % 5) % 2 ? 1 : i % 5;
         want_odd += (i % 5) % 2;
+        want_sevens += i % 7 == 0;
     }
     if (hits + misses != (long)NTHREADS * ITERS || bytes != NTHREADS * want_bytes
-        || total != NTHREADS * want_total || odd_skipped != NTHREADS * want_odd) {
+        || total != NTHREADS * want_total || odd_skipped != NTHREADS * want_odd
+        || sevens != NTHREADS * want_sevens) {
         fprintf(stderr, "macro_scoped_for: lost updates\n");
         return 1;
     }

@@ -53,6 +53,7 @@ def find_regions(parsed: ParsedFile, function: ci.Cursor, vocab: Vocabulary) -> 
                 continue
             region = _region_at(parsed, vocab, function, compound, children, i, op, compound == body)
             regions.append(region)
+    regions += _scoped_bodies(parsed, vocab, function, body)
     regions += _timed_lock_regions(parsed, vocab, function, body, regions)
     _check_nested_exits(regions)
     _check_labels(parsed, function, regions)
@@ -108,6 +109,25 @@ def _scoped_region_at(parsed: ParsedFile, vocab: Vocabulary, function: ci.Cursor
         analysis.problems.append((Reason.UNBALANCED_REGION, region.line))  # the third clause unlocks again
     _finish(region, analysis)
     return region
+
+
+def _scoped_bodies(parsed: ParsedFile, vocab: Vocabulary, function: ci.Cursor, body: ci.Cursor) -> list[Region]:
+    """Scoped lock statements that are no block's statement, but an if's or a loop's body
+    (`if (c) WITH_LOCK(m) x++;`); their home is the nearest enclosing block."""
+    found: list[Region] = []
+    in_block = (K.COMPOUND_STMT, K.LABEL_STMT, K.CASE_STMT, K.DEFAULT_STMT)  # the block loop sees those
+
+    def visit(node: ci.Cursor, compound: ci.Cursor) -> None:
+        here = node if node.kind == K.COMPOUND_STMT else compound
+        for child in node.get_children():
+            if child.kind == K.FOR_STMT and node.kind not in in_block:
+                region = _scoped_region_at(parsed, vocab, function, here, child)
+                if region is not None:
+                    found.append(region)
+            visit(child, here)
+
+    visit(body, body)
+    return found
 
 
 def _guard_region_at(parsed: ParsedFile, vocab: Vocabulary, function: ci.Cursor, compound: ci.Cursor,
