@@ -114,8 +114,10 @@ class Vocabulary:
     macros: dict[str, Macro] = field(default_factory=dict)
     wrappers: dict[str, Wrapper] = field(default_factory=dict)
     # the tree's other #defines, kept until what they name is known (a macro over a wrapper:
-    # `#define take(l) take_(l, __FILE__, __LINE__)`): name -> (params, body, identifiers)
-    pending: dict[str, tuple[tuple[str, ...], str, frozenset[str]]] = field(default_factory=dict)
+    # `#define take(l) take_(l, __FILE__, __LINE__)`): name -> its definitions (a name may be
+    # defined differently for different files), each (params, body, identifiers)
+    pending: dict[str, list[tuple[tuple[str, ...], str, frozenset[str]]]] = field(default_factory=dict)
+    read: set[tuple[str, int]] = field(default_factory=set)  # #define directives read: (file, offset)
 
     def names(self) -> set[str]:
         return set(PTHREAD_OPS) | set(self.macros) | set(self.wrappers)
@@ -125,7 +127,8 @@ class Vocabulary:
         becomes one (resolve()); says if it was kept as a lock macro."""
         if name in self.macros:
             return False
-        self.pending.setdefault(name, (params, body, frozenset(t.text for t in tokenize(body) if t.kind == "ident")))
+        self.pending.setdefault(name, []).append(
+            (params, body, frozenset(t.text for t in tokenize(body) if t.kind == "ident")))
         return self.resolve() and name in self.macros
 
     def resolve(self) -> bool:
@@ -135,8 +138,9 @@ class Vocabulary:
         while changed:
             changed = False
             names = self.names()
-            for name, (params, body, idents) in list(self.pending.items()):
-                if idents & names:
+            for name, definitions in list(self.pending.items()):
+                params, body, _ = next((d for d in definitions if d[2] & names), (None, None, None))
+                if body is not None:  # the first definition read that locks
                     self.macros[name] = Macro(name, params, body)
                     del self.pending[name]
                     changed = found = True
@@ -627,13 +631,15 @@ def add_macros(parsed: ParsedFile, root: Path, vocab: Vocabulary) -> None:
         name = file.name
         if name not in in_tree:
             in_tree[name] = Path(name).resolve().is_relative_to(root)
-        if not in_tree[name]:
-            continue
+        where = (name, cursor.extent.start.offset)
+        if not in_tree[name] or cursor.spelling in vocab.macros or where in vocab.read:
+            continue  # a system macro, a lock macro already, or read through another file
+        vocab.read.add(where)
         definition = _macro_definition(cursor)
-        if definition and definition[0] not in vocab.macros:
-            params, body = definition[1], definition[2]
-            vocab.pending.setdefault(definition[0], (params, body, frozenset(
-                t.text for t in tokenize(body) if t.kind == "ident")))
+        if definition:
+            macro, params, body = definition
+            vocab.pending.setdefault(macro, []).append(
+                (params, body, frozenset(t.text for t in tokenize(body) if t.kind == "ident")))
     vocab.resolve()
 
 
