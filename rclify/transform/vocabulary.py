@@ -280,9 +280,27 @@ def _classify_call(tokens: list[Token], text: str, vocab: Vocabulary, depth: int
     expr = substitute(wrapper.expr, wrapper.params, args)
     if expr is None:
         return None
+    expr = _member_through_address(expr)  # take(&a->lk): `&((&a->lk))->m` is `&a->lk.m`
     call = f"{wrapper.accessor}({', '.join(args)})"
     work = f"{wrapper.work_function}({', '.join(args)});" if wrapper.work else ""
     return LockOp(wrapper.kind, call, normalize(expr), via=name, wrapper=wrapper, wrapper_expr=expr, work=work)
+
+
+def _member_through_address(expr: str) -> str:
+    """expr with each `(&E)->` written `(E).`: a wrapper's `&l->m` given `&stats` names `stats.m`,
+    which the lock table knows."""
+    while True:
+        tokens = tokenize(expr)
+        for i, tok in enumerate(tokens):
+            close = matching_bracket(tokens, i) if tok.text == "(" else -1
+            if close < 0 or close + 1 >= len(tokens) or tokens[close + 1].text != "->":
+                continue
+            inner = _unwrapped(expr[tokens[i + 1].start : tokens[close].start] if close > i + 1 else "")
+            if inner.startswith("&") and not inner.startswith("&&"):
+                expr = expr[: tok.start] + "(" + inner[1:] + ")." + expr[tokens[close + 1].end :]
+                break
+        else:
+            return expr
 
 
 def _expanded(macro: Macro, args: list[str], vocab: Vocabulary, depth: int) -> LockOp | None:
