@@ -191,3 +191,16 @@ def test_computed_goto_is_a_failure_not_a_silent_drop(tmp_path):
         "  goto *t[i];\na:\n  i++;\nb:\n  pthread_mutex_unlock(&m);\n}\n")
     found = discover(tmp_path, [tmp_path / "vm.c"])
     assert found.failures["vm.c"].startswith("vm.c:5: pthread_mutex_lock call not seen by spatch")
+
+
+def test_a_define_spatch_cannot_parse_is_not_a_failure(tmp_path):
+    """A scoped lock macro's body is a statement header spatch cannot parse as a #define; its
+    uses parse (as iterators) and its calls are found, so the file is no failure."""
+    (tmp_path / "scoped.c").write_text(
+        "#include <pthread.h>\n"
+        "#define WITH_LOCK(m) for (int i_ = (pthread_mutex_lock(&(m)), 0); !i_; pthread_mutex_unlock(&(m)), i_ = 1)\n"
+        "static pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;\nstatic pthread_cond_t c;\nstatic int x;\n"
+        "void f(void) {\n  WITH_LOCK(m) {\n    x++;\n    pthread_cond_signal(&c);\n  }\n}\n")
+    found = discover(tmp_path, [tmp_path / "scoped.c"])
+    assert found.failures == {}
+    assert {(s.kind, s.line) for s in found.sites} >= {("lock", 2), ("unlock", 2), ("cond_signal", 9)}

@@ -227,3 +227,17 @@ def test_definitions_in_files_the_build_does_not_compile_are_not_followed(tmp_pa
     (region,) = json.loads(report.read_text())["regions"]
     assert region["status"] == "extracted"
     assert (region["runs_on_caller_thread"], region["thread_bound_because"]) == (False, "")
+
+def test_a_lock_wrappers_work_counts_where_its_section_runs(tmp_path):
+    """An unlock wrapper's work runs in the section (rclify_work_of_<wrapper>): errno read there
+    binds the section to its caller's thread; a wrapper whose work is plain does not."""
+    program = (
+        "#include <errno.h>\n#include <pthread.h>\n"
+        "static pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;\nstatic int last_err, n, closed;\n"
+        "static void leave_noting_errno(void) { last_err = errno; pthread_mutex_unlock(&m); }\n"
+        "static void leave_closing(void) { closed = 1; pthread_mutex_unlock(&m); }\n"
+        "void f(void)\n{\n    pthread_mutex_lock(&m);\n    n++;\n    leave_noting_errno();\n"
+        "    pthread_mutex_lock(&m);\n    n++;\n    leave_closing();\n}\n")
+    regions = _regions(tmp_path, program)
+    assert {line: r["thread_bound_because"] for line, r in regions.items()} == {
+        9: "calls leave_noting_errno(), which uses errno", 12: ""}

@@ -9,7 +9,7 @@ import pytest
 
 from rclify.ctext.tokens import call_arguments, normalize, split_args
 from rclify.transform.analyse import analyse, regions_of
-from rclify.transform.vocabulary import classify, substitute
+from rclify.transform.vocabulary import Vocabulary, checks_result, classify, guard_lock, scoped_lock, substitute
 
 TREE = Path(__file__).parent / "fixtures" / "smpl" / "tree"
 
@@ -72,3 +72,145 @@ def test_substitution_and_argument_splitting():
     assert split_args("") == []
     assert call_arguments("g(a, /* , */ b) + 1", 1) == (["a", "/* , */ b"], 15)
     assert call_arguments("g(a, b", 1) is None
+
+
+# -- the idioms of issue 11: wrappers with checks, extra arguments and work; scoped statements;
+#    lock guards; lock macros under #if --------------------------------------------------------
+
+IDIOMS_H = """\
+#ifndef IDIOMS_H
+#define IDIOMS_H
+#include <pthread.h>
+#include <stdlib.h>
+struct lk { pthread_mutex_t m; long n; };
+static inline void hdr_take_(struct lk *l, const char *f, int line)
+{
+    int err = pthread_mutex_lock(&l->m);
+    if (__builtin_expect(err, 0))
+        abort();
+    (void)f; (void)line;
+}
+#define HDR_TAKE(l) hdr_take_((l), __FILE__, __LINE__)
+#endif
+"""
+
+IDIOMS_C = """\
+#include <pthread.h>
+#include <stdlib.h>
+#include "idioms.h"
+#define LOCK_DEBUG 1
+#if LOCK_DEBUG
+#define DBG_LOCK(m) do { if (pthread_mutex_lock(&(m))) abort(); } while (0)
+#else
+#define DBG_LOCK(m) no_such_function(&(m))
+#endif
+static pthread_cond_t cv;
+static int flag;
+void fail(int err, const char *f, int line);
+void take_(struct lk *l, const char *f, int line)
+{
+    int r = pthread_mutex_lock(&l->m);
+    if (r)
+        fail(r, f, line);
+}
+#define take(l) take_(l, __FILE__, __LINE__)
+void give_(struct lk *l, const char *f, int line)
+{
+    int r;
+    r = pthread_mutex_unlock(&l->m);
+    if (r != 0)
+        fail(r, f, line);
+}
+static void enter(struct lk *l) { pthread_mutex_lock(&l->m); l->n++; }
+static void leave_publish(struct lk *l)
+{
+    flag = 1;
+    pthread_cond_broadcast(&cv);
+    pthread_mutex_unlock(&l->m);
+}
+static void leave_late(struct lk *l) { pthread_mutex_unlock(&l->m); l->n--; }
+static void enter_wait(struct lk *l) { pthread_mutex_lock(&l->m); while (!flag) pthread_cond_wait(&cv, &l->m); }
+static void enter_counted(struct lk *l) { static int times; pthread_mutex_lock(&l->m); times++; }
+static void enter_maybe(struct lk *l) { pthread_mutex_lock(&l->m); if (!flag) return; l->n++; }
+static pthread_mutex_t *guard_lock(pthread_mutex_t *m) { pthread_mutex_lock(m); return m; }
+static void guard_unlock(pthread_mutex_t **m) { pthread_mutex_unlock(*m); }
+#define GUARD(m) pthread_mutex_t *g_ __attribute__((cleanup(guard_unlock))) = guard_lock(&(m))
+#define WITH_LOCK(m) for (int i_ = (pthread_mutex_lock(&(m)), 0); !i_; pthread_mutex_unlock(&(m)), i_ = 1)
+"""
+
+
+@pytest.fixture(scope="module")
+def idioms(tmp_path_factory):
+    root = tmp_path_factory.mktemp("idioms").resolve()
+    (root / "idioms.h").write_text(IDIOMS_H)
+    (root / "idioms.c").write_text(IDIOMS_C)
+    return analyse(root, [root / "idioms.c", root / "idioms.h"], lambda path: [f"-I{root}"], 1,
+                   lambda m: None).vocab
+
+
+def test_checked_wrappers_with_extra_arguments(idioms):
+    take, give = idioms.wrappers["take_"], idioms.wrappers["give_"]
+    assert (take.kind, take.params, take.expr, take.work) == ("lock", ("l", "f", "line"), "&l->m", "")
+    assert (give.kind, give.expr, give.work) == ("unlock", "&l->m", "")
+    op = classify("take(&a->lk);", idioms)  # the macro over the wrapper is learnt once the wrapper is
+    assert (op.kind, op.via, op.wrapper.name, op.key) == ("lock", "take", "take_", "&a->lk.m")  # (&E)->m is E.m
+    assert op.mutex.startswith("rclify_mutex_of_take_(")
+
+
+def test_static_inline_wrappers_of_a_header(idioms):
+    wrapper = idioms.wrappers["hdr_take_"]
+    assert (wrapper.file, wrapper.in_header, wrapper.storage) == ("idioms.h", True, "static inline ")
+    assert classify("HDR_TAKE(&x);", idioms).wrapper is wrapper
+
+
+def test_wrappers_with_work_of_their_own(idioms):
+    enter, publish = idioms.wrappers["enter"], idioms.wrappers["leave_publish"]
+    assert (enter.kind, enter.work) == ("lock", "l->n++;")
+    assert publish.kind == "unlock" and "pthread_cond_broadcast(&cv);" in publish.work
+    assert publish.work.startswith("flag = 1;") and "pthread_mutex_unlock" not in publish.work
+    assert classify("leave_publish(q);", idioms).work == "rclify_work_of_leave_publish(q);"
+    # work that is not under the lock, that waits, keeps a static or may return early: no wrapper
+    assert not {"leave_late", "enter_wait", "enter_counted", "enter_maybe"} & set(idioms.wrappers)
+
+
+def test_lock_macros_under_if_are_read_from_the_branch_the_build_compiles(idioms):
+    op = classify("DBG_LOCK(stats);", idioms)
+    assert (op.kind, op.key, op.checked) == ("lock", "&stats", True)
+
+
+@pytest.mark.parametrize("header, key", [
+    ("WITH_LOCK(stats)", "&stats"),
+    ("for (int i = pthread_mutex_lock(&m); !i; pthread_mutex_unlock(&m), i++)", "&m"),
+    ("for (int once = (enter(l), 1); once; once = 0, give_(k, 0, 0))", None),  # another lock's unlock
+    ("for (int once = (take_(l, 0, 0), 1); once; once = 0, leave_publish(l))", None),  # work after the body
+    ("for (int once = (take_(l, 0, 0), 1); once; once = 0, give_(l, 0, 0))", "&l->m"),
+    ("for (int i = (pthread_mutex_lock(&m), 0); i < 2; pthread_mutex_unlock(&m), i++)", None),  # twice
+    ("for (int i = (pthread_mutex_lock(&m), 0); !i; pthread_mutex_unlock(&m))", None),  # forever
+    ("for (int i = 0; !i; pthread_mutex_unlock(&m), i = 1)", None),  # no lock
+    ("for (int i = 0; i < n; i++)", None),
+])
+def test_scoped_lock_statements(idioms, header, key):
+    op = scoped_lock(header, idioms)
+    assert (op.key.replace(" ", "") if op else None) == key
+
+
+def test_cleanup_lock_guards(idioms):
+    guard = guard_lock("GUARD(stats_lock);", idioms)
+    assert (guard.op.kind, guard.op.key, guard.op.mutex, guard.variable) == ("lock", "&stats_lock", "(&stats_lock)", "g_")
+    assert guard.release.wrapper.name == "guard_unlock"
+    comma = "pthread_mutex_t *g __attribute__((cleanup(guard_unlock))) = (pthread_mutex_lock(&m), &m);"
+    assert guard_lock(comma, idioms).op.key == "&m"
+    assert guard_lock("pthread_mutex_t *g __attribute__((cleanup(guard_unlock))) = (pthread_mutex_lock(&m), &n);",
+                      idioms) is None  # the variable would not hold the locked mutex
+    assert guard_lock("pthread_mutex_t *g __attribute__((cleanup(free))) = guard_lock(&m);", idioms) is None
+    assert guard_lock("pthread_mutex_t *g = guard_lock(&m);", idioms) is None  # no cleanup: no guard
+
+
+@pytest.mark.parametrize("test, checks", [
+    ("if (r) fail();", True), ("if (r != 0) { abort(); }", True), ("if (__builtin_expect(r, 0)) abort();", True),
+    ("if (!!(r)) abort();", True), ("if (r == 0) go();", False), ("if (r) a(); else b();", False),
+    ("if (other) abort();", False),
+])
+def test_checks_of_a_lock_result(test, checks):
+    op = classify("r = pthread_mutex_lock(&m);", Vocabulary())
+    assert checks_result(test, op) is checks

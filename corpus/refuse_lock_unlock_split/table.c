@@ -9,17 +9,23 @@
 
 struct table {
     pthread_mutex_t lock;
+    pthread_cond_t idle;
+    int flushing;
     long rows[NROWS];
     unsigned long epoch;
     int dirty;
     long flushes;
 };
 
-static struct table tbl = { .lock = PTHREAD_MUTEX_INITIALIZER };
+static struct table tbl = { .lock = PTHREAD_MUTEX_INITIALIZER, .idle = PTHREAD_COND_INITIALIZER };
 
+/* once locked, waits until no flush is under way (none is, in this program): a condvar wait,
+ * which rclify does not copy into sections, so this is no lock wrapper it reads through */
 static void lock_table(struct table *t)
 {
     pthread_mutex_lock(&t->lock);
+    while (t->flushing)
+        pthread_cond_wait(&t->idle, &t->lock);
     t->epoch++;
 }
 

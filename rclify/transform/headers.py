@@ -10,8 +10,9 @@ unit defines them once.
 
 A header region is refused (Reason.IN_HEADER) when that is not safe: the header has no include
 guard (`#ifndef X` / `#define X` ... `#endif` around the whole file, or `#pragma once`), or the
-lock is taken through a wrapper function (its accessor is defined next to the wrapper, with a
-weak fallback in each caller file: neither can live in a header).
+lock is taken through a wrapper function of a C file (its accessor is defined next to the wrapper,
+with a weak fallback in each caller file: neither can live in a header; a header's own wrappers
+have `static inline` accessors next to them, which the header's sections use).
 """
 
 import re
@@ -110,5 +111,6 @@ def include_guard(text: str) -> str | None:
 def refuse_unsafe(view: ParsedFile, regions: list[Region]) -> None:
     """Header regions that cannot be extracted in the header get Reason.IN_HEADER."""
     for region in regions:
-        if view.guard_line is None or region.lock.wrapper is not None:
+        wrapper = region.lock.wrapper
+        if view.guard_line is None or (wrapper is not None and not wrapper.in_header):
             region.problems.append((Reason.IN_HEADER, region.line))

@@ -21,7 +21,7 @@ from rclify.ctext.tokens import identifiers_used, tokenize
 from rclify.lock_config import SectionOverride
 from rclify.transform.refusals import Reason, Refusal
 from rclify.transform.regions import Region
-from rclify.transform.thread_state import ThreadState
+from rclify.transform.thread_state import WAIT_CALLS, ThreadState
 
 K = ci.CursorKind
 T = ci.TypeKind
@@ -179,6 +179,9 @@ def runs_on_caller_thread(region: Region, state: ThreadState, section: str,
              and not any(s <= n.extent.start.offset < e for s, e in tails)]  # tails run in the caller
     because = state.section_cause(nodes) or ""
     may_wait = state.waits_on_condvar(nodes)
+    for wrapper in region.wrappers_used():  # a wrapper's work runs in the section too
+        because = because or (state.callee_cause(wrapper.name) or "" if wrapper.work else "")
+        may_wait = may_wait or bool(wrapper.work and state.reachable({wrapper.name}) & WAIT_CALLS)
     override = (overrides or {}).get(section)
     if override is not None:
         return Placement(not override.on_server, because, override, may_wait)

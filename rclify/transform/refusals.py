@@ -40,6 +40,8 @@ class Reason(StrEnum):
     LOCK_KEPT_POSIX = "lock-kept-posix"
     SECTION_IN_MACRO = "section-in-macro"
     IN_HEADER = "in-header"
+    CLEANUP_GUARD = "cleanup-guard"
+    EXIT_IN_NESTED_SECTION = "exit-in-nested-section"
 
 
 WHY = {
@@ -79,7 +81,12 @@ WHY = {
     Reason.SECTION_IN_MACRO: "the section is inside a macro invocation that takes and releases the lock itself "
                              "(WITH_LOCK(m, x++), STAT_INCR(ctx, n, 1)): it cannot be moved without rewriting the macro",
     Reason.IN_HEADER: "the region is in a function of a header that cannot take generated code safely: the header "
-                      "has no include guard, or the lock is taken through a wrapper function",
+                      "has no include guard, or the lock is taken through a wrapper function of a C file",
+    Reason.CLEANUP_GUARD: "a __attribute__((cleanup)) lock guard whose variable the section uses, whose cleanup "
+                          "function does work before unlocking, or whose function's return type has no name: the "
+                          "guard stays, run in hybrid mode",
+    Reason.EXIT_IN_NESTED_SECTION: "a jump that ends the section (a continue of a scoped lock statement, a return, "
+                                   "break or goto out of a lock guard's block) lies inside a section nested in it",
 }
 
 REASONS = {reason.value: WHY[reason] for reason in Reason}  # key -> sentence, as the report shows

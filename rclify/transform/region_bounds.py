@@ -12,8 +12,10 @@ from rclify.ctext.cparse import ParsedFile, statement_range as stmt_range
 from rclify.ctext.preprocessor import conditional_around, same_condition, splits_conditional
 from rclify.ctext.tokens import identifiers_used, matching_bracket, normalize, tokenize
 from rclify.transform.refusals import Reason
-from rclify.transform.regions import RELEASED, SETJMP, VA, Region, RegionAnalysis, goto_label, may_be_lock, unlabeled
-from rclify.transform.vocabulary import TIMED_LOCKS, LockOp, Vocabulary, classify, lock_calls
+from rclify.transform.regions import (RELEASED, SETJMP, VA, Region, RegionAnalysis, goto_label, may_be_lock,
+                                     scoped_statement, unlabeled)
+from rclify.transform.vocabulary import (TIMED_LOCKS, LockOp, Vocabulary, checks_result, classify, guard_lock,
+                                        lock_calls)
 
 K = ci.CursorKind
 
@@ -38,6 +40,10 @@ def find_regions(parsed: ParsedFile, function: ci.Cursor, vocab: Vocabulary) -> 
                     trylock = _trylock_region_at(parsed, vocab, function, compound, inner)
                     if trylock is not None:
                         regions.append(trylock)
+                elif (scoped := _scoped_region_at(parsed, vocab, function, compound, inner)) is not None:
+                    regions.append(scoped)
+                elif (guarded := _guard_region_at(parsed, vocab, function, compound, children, i)) is not None:
+                    regions.append(guarded)
                 elif (in_macro := _section_in_macro_at(parsed, vocab, function, compound, inner)) is not None:
                     regions.append(in_macro)
                     lock_statements.append((start, end))
@@ -47,7 +53,9 @@ def find_regions(parsed: ParsedFile, function: ci.Cursor, vocab: Vocabulary) -> 
                 continue
             region = _region_at(parsed, vocab, function, compound, children, i, op, compound == body)
             regions.append(region)
+    regions += _scoped_bodies(parsed, vocab, function, body)
     regions += _timed_lock_regions(parsed, vocab, function, body, regions)
+    _check_nested_exits(regions)
     _check_labels(parsed, function, regions)
     _check_preprocessor(parsed, regions)
     if parsed.has_errors_in(function):
@@ -67,12 +75,100 @@ def _region_at(parsed: ParsedFile, vocab: Vocabulary, function: ci.Cursor, compo
         region.problems.append((Reason.TRYLOCK if op.kind == "trylock" else Reason.TIMEDLOCK, region.line))
         return region
     following = children[i + 1 :]
-    if following and _checks_result(parsed, following[0], op):
+    if following and checks_result(parsed.text(*stmt_range(parsed, following[0])), op):
         region.lock_end = stmt_range(parsed, following[0])[1]  # dead once the runtime has the lock
         following = following[1:]
     reason = Reason.LOCK_UNLOCK_IN_DIFFERENT_FUNCTIONS if is_function_body else Reason.UNBALANCED_REGION
     _close(parsed, vocab, region, following, reason)
     return region
+
+
+def _scoped_region_at(parsed: ParsedFile, vocab: Vocabulary, function: ci.Cursor, compound: ci.Cursor,
+                      stmt: ci.Cursor) -> Region | None:
+    """`WITH_LOCK(m) { ... }` (vocabulary.scoped_lock): a `for` that locks in its first clause
+    and unlocks in its third.  The section is the body (a block's statements, or the one
+    statement); a `continue` of that `for` is an early exit (the third clause unlocks, the loop
+    ends), a `break` leaves with the lock held."""
+    scoped = scoped_statement(parsed, stmt, vocab)
+    if scoped is None:
+        return None
+    op, body = scoped
+    start, end = stmt_range(parsed, stmt)
+    if body.kind == K.COMPOUND_STMT:
+        lock_end, body_end, end = body.extent.start.offset + 1, body.extent.end.offset - 1, body.extent.end.offset
+        statements = list(body.get_children())
+    else:
+        lock_end, (_, body_end) = body.extent.start.offset, stmt_range(parsed, body)
+        end = body_end
+        statements = [body]
+    region = Region(parsed, function, compound, op, start, lock_end, body_end, end, stmt.extent.start.line)
+    region.body_end_stmt = end
+    analysis = RegionAnalysis(parsed, vocab, op.key, scope=stmt)
+    states = analysis.block(statements, is_switch_body=False)
+    if RELEASED in states:
+        analysis.problems.append((Reason.UNBALANCED_REGION, region.line))  # the third clause unlocks again
+    _finish(region, analysis)
+    return region
+
+
+def _scoped_bodies(parsed: ParsedFile, vocab: Vocabulary, function: ci.Cursor, body: ci.Cursor) -> list[Region]:
+    """Scoped lock statements that are no block's statement, but an if's or a loop's body
+    (`if (c) WITH_LOCK(m) x++;`); their home is the nearest enclosing block."""
+    found: list[Region] = []
+    in_block = (K.COMPOUND_STMT, K.LABEL_STMT, K.CASE_STMT, K.DEFAULT_STMT)  # the block loop sees those
+
+    def visit(node: ci.Cursor, compound: ci.Cursor) -> None:
+        here = node if node.kind == K.COMPOUND_STMT else compound
+        for child in node.get_children():
+            if child.kind == K.FOR_STMT and node.kind not in in_block:
+                region = _scoped_region_at(parsed, vocab, function, here, child)
+                if region is not None:
+                    found.append(region)
+            visit(child, here)
+
+    visit(body, body)
+    return found
+
+
+def _guard_region_at(parsed: ParsedFile, vocab: Vocabulary, function: ci.Cursor, compound: ci.Cursor,
+                     children: list[ci.Cursor], i: int) -> Region | None:
+    """`GUARD(m);` (vocabulary.guard_lock): a `__attribute__((cleanup))` variable that holds the
+    lock to the end of its block.  The section is the rest of the block; a return, break, continue
+    or goto out of it is an exit (the cleanup unlocks there), a return's value computed in the
+    section."""
+    stmt = unlabeled(children[i])
+    if stmt.kind != K.DECL_STMT:
+        return None
+    start, lock_end = stmt_range(parsed, stmt)
+    guard = guard_lock(parsed.text(start, lock_end), vocab)
+    if guard is None:
+        return None
+    body_end = compound.extent.end.offset - 1  # the block's `}`
+    region = Region(parsed, function, compound, guard.op, start, lock_end, body_end, body_end, stmt.extent.start.line)
+    region.body_end_stmt = body_end
+    analysis = RegionAnalysis(parsed, vocab, guard.op.key, guard=(lock_end, body_end))
+    region.ends_by_exit = not analysis.block(children[i + 1 :], is_switch_body=False) and bool(analysis.exits)
+    if any(c.kind in (K.CASE_STMT, K.DEFAULT_STMT) for c in children[i + 1 :]):
+        analysis.problems.append((Reason.LABEL_IN_REGION, region.line))
+    uses = [t for t in tokenize(parsed.text(lock_end, body_end)) if t.text == guard.variable]
+    if uses or guard.release.work:  # the variable disappears with the section; work needs it
+        analysis.problems.append((Reason.CLEANUP_GUARD, region.line))
+    if any(e.value for e in analysis.exits) and "(anonymous" in function.result_type.spelling:
+        analysis.problems.append((Reason.CLEANUP_GUARD, region.line))  # no variable can hold the value
+    _finish(region, analysis)
+    return region
+
+
+def _check_nested_exits(regions: list[Region]) -> None:
+    """A scoped lock statement's or a lock guard's exit (a jump that releases the lock: continue,
+    return, break, goto) inside a section nested in it would leave the nested section's function,
+    not its own: the outer one stays hybrid."""
+    for region in regions:
+        for inner in regions:
+            if inner is not region and region.contains(inner) and any(
+                    inner.start <= e.unlock_start < inner.end for e in region.exits):
+                region.problems.append((Reason.EXIT_IN_NESTED_SECTION, region.line))
+                break
 
 
 def _section_in_macro_at(parsed: ParsedFile, vocab: Vocabulary, function: ci.Cursor, compound: ci.Cursor,
@@ -91,15 +187,6 @@ def _section_in_macro_at(parsed: ParsedFile, vocab: Vocabulary, function: ci.Cur
     region = Region(parsed, function, compound, lock, start, end, end, end, stmt.extent.start.line)
     region.problems.append((Reason.SECTION_IN_MACRO, region.line))
     return region
-
-
-def _checks_result(parsed: ParsedFile, cursor: ci.Cursor, op: LockOp) -> bool:
-    """`err = lock(&m); if (err) ...;` : is cursor that test (no else) of the result variable?"""
-    if not op.result or cursor.kind != K.IF_STMT or len(list(cursor.get_children())) != 2:
-        return False
-    var = op.result.split("=")[0].split()[-1].lstrip("*")
-    cond = [t.text for t in tokenize(parsed.text(*stmt_range(parsed, list(cursor.get_children())[0])))]
-    return cond in ([var], [var, "!=", "0"], ["(", var, ")"])
 
 
 def _timed_lock_regions(parsed: ParsedFile, vocab: Vocabulary, function: ci.Cursor, body: ci.Cursor,
@@ -208,6 +295,8 @@ def _close(parsed: ParsedFile, vocab: Vocabulary, region: Region, following: lis
         if child_op is not None and child_op.key == op.key and child_op.kind == "unlock":
             region.body_end, region.end = stmt_range(parsed, child)[0], stmt_range(parsed, inner)[1]
             region.end_result = child_op.result
+            region.end_work = child_op.work
+            region.end_work_of = child_op.wrapper if child_op.work else None
             ended = True
             break
         states = analysis.stmt(child)
@@ -222,6 +311,12 @@ def _close(parsed: ParsedFile, vocab: Vocabulary, region: Region, following: lis
     if not ended:
         region.body_end = region.end = region.lock_end
     region.body_end_stmt = region.end
+    _finish(region, analysis)
+
+
+def _finish(region: Region, analysis: RegionAnalysis) -> None:
+    """The checks over the whole region once its end is known; its exits and problems."""
+    parsed = region.parsed
     if analysis.other_locks:
         analysis.problems.append((Reason.HAND_OVER_HAND, region.line))
     names = identifiers_used(parsed.text(region.lock_end, region.body_end))

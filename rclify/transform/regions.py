@@ -16,7 +16,7 @@ import clang.cindex as ci
 
 from rclify.ctext.cparse import ParsedFile, statement_range as stmt_range
 from rclify.transform.refusals import Reason
-from rclify.transform.vocabulary import LockOp, Vocabulary, classify
+from rclify.transform.vocabulary import LockOp, Vocabulary, Wrapper, classify, guard_lock, scoped_lock
 
 K = ci.CursorKind
 
@@ -37,6 +37,9 @@ class Exit:
     ends_with_jump: bool = False  # the tail ends with return/goto/break/continue
     drop_final_break: bool = False  # the tail's last `break` leaves the region's last statement
     result: str = ""  # keeps the unlock's result variable ("rc = 0;"), run before the tail
+    work: str = ""  # the unlock wrapper's work, run in the section before it returns the flag
+    work_of: Wrapper | None = None  # that wrapper
+    value: str = ""  # a return under a lock guard: its value, computed in the section
 
 
 @dataclass
@@ -60,6 +63,15 @@ class Region:
     # `#if THREADS` line when every lock and unlock of the region sits alone in such a block:
     # start/lock_end/body_end/end and the exits' unlock spans then cover the blocks (render.py)
     conditional_lock: str = ""
+    end_work: str = ""  # the final unlock wrapper's work, run at the end of the section
+    end_work_of: Wrapper | None = None  # that wrapper
+    ends_by_exit: bool = False  # no path reaches the end of the section (a lock guard's block that returns)
+
+    def wrappers_used(self) -> list[Wrapper]:
+        """The wrappers whose generated functions the section uses: the lock's accessor, the
+        work functions of the wrappers that take and release the lock."""
+        found = [self.lock.wrapper, self.end_work_of, *(e.work_of for e in self.exits)]
+        return list({w.name: w for w in found if w is not None}.values())
 
     @property
     def extractable(self) -> bool:
@@ -103,15 +115,23 @@ class _Construct:
 class RegionAnalysis:
     """Walks one region's statements in the held state, collecting exits and problems."""
 
-    def __init__(self, parsed: ParsedFile, vocab: Vocabulary, key: str):
+    def __init__(self, parsed: ParsedFile, vocab: Vocabulary, key: str, scope: ci.Cursor | None = None,
+                 guard: tuple[int, int] | None = None):
+        """scope: the `for` of a scoped lock statement whose body is the region (its `continue`
+        releases the lock and ends the region, its `break` leaves with the lock held).
+        guard: the range of a lock guard's region (from its declaration to the end of its block):
+        every jump out of it (return, break, continue, goto) releases the lock, an exit."""
+        self.guard = guard
         self.parsed = parsed
         self.vocab = vocab
         self.key = key
         self.exits: list[Exit] = []
         self.problems: list[tuple[str, int]] = []
-        self.constructs: list[_Construct] = []
+        self.constructs: list[_Construct] = [_Construct(scope)] if scope is not None else []
+        self.scope = self.constructs[0] if scope is not None else None
         self.gotos_held: list[tuple[str, int]] = []
         self.other_locks: list[str] = []
+        self.depth = 0  # blocks entered below the region's own statements
 
     def problem(self, reason: Reason, cursor: ci.Cursor) -> None:
         self.problems.append((reason, cursor.extent.start.line))
@@ -139,12 +159,27 @@ class RegionAnalysis:
             if HELD in states and RELEASED in states:
                 self.problem(Reason.UNBALANCED_REGION, cursor)
             return states
+        if kind == K.FOR_STMT and (scoped := scoped_statement(self.parsed, cursor, self.vocab)) is not None:
+            return self.scoped(cursor, *scoped)
         if kind in _LOOPS or kind == K.SWITCH_STMT:
             return self.construct(cursor, children)
         if kind == K.RETURN_STMT:
+            if self.guard is not None:  # the cleanup unlocks after the value is computed
+                start, end = stmt_range(self.parsed, cursor)
+                value = children[0] if children else None
+                if value is None:
+                    self._add_exit(start, start, end, ends_with_jump=True)
+                else:
+                    self._add_exit(start, end, end, ends_with_jump=True, value=self.parsed.text(
+                        value.extent.start.offset, value.extent.end.offset))
+                return set()
             self.problem(Reason.RETURN_WHILE_LOCKED, cursor)
             return set()
         if kind == K.GOTO_STMT:
+            if self.guard is not None and not self._inside_guard(goto_label(cursor), cursor):
+                start, end = stmt_range(self.parsed, cursor)
+                self._add_exit(start, start, end, ends_with_jump=True)
+                return set()
             self.gotos_held.append((goto_label(cursor), cursor.extent.start.line))
             return set()
         if kind == K.INDIRECT_GOTO_STMT:
@@ -152,13 +187,30 @@ class RegionAnalysis:
             return set()
         if kind in (K.BREAK_STMT, K.CONTINUE_STMT):
             target = self.jump_target(kind)
-            if target is None:
+            if target is not None and target is self.scope:
+                if kind == K.CONTINUE_STMT:  # the third clause unlocks, the statement ends
+                    start, end = stmt_range(self.parsed, cursor)
+                    self._add_exit(start, end, end, ends_with_jump=False)
+                else:
+                    self.problem(Reason.JUMP_OUT_WHILE_LOCKED, cursor)
+                return set()
+            if target is None and self.guard is not None:  # leaves the guard's block: released
+                start, end = stmt_range(self.parsed, cursor)
+                self._add_exit(start, start, end, ends_with_jump=True)
+            elif target is None:
                 self.problem(Reason.JUMP_OUT_WHILE_LOCKED, cursor)
             elif kind == K.BREAK_STMT:
                 target.breaks_held = True
             return set()
         if kind in (K.LABEL_STMT, K.CASE_STMT, K.DEFAULT_STMT):
             return self.stmt(children[-1])
+        if kind == K.DECL_STMT and (guard := guard_lock(self.parsed.text(*stmt_range(self.parsed, cursor)),
+                                                        self.vocab)) is not None:
+            if guard.op.key == self.key:
+                self.problem(Reason.RELOCK_WHILE_HELD, cursor)
+            elif self.depth == 0:
+                self.problem(Reason.HAND_OVER_HAND, cursor)  # released at the end of the block, after ours
+            return {HELD}
         self.expression(cursor)
         return {HELD}
 
@@ -171,9 +223,10 @@ class RegionAnalysis:
 
     def branch(self, cursor: ci.Cursor) -> set[str]:
         op = self.op_of(cursor)
-        if op is not None and op.key == self.key and op.kind == "unlock":
+        if op is not None and op.key == self.key and op.kind == "unlock" and self.guard is None:
             start, end = stmt_range(self.parsed, cursor)
-            self._add_exit(start, end, end, ends_with_jump=False, result=op.result)
+            self._add_exit(start, end, end, ends_with_jump=False, result=op.result, work=op.work,
+                       work_of=op.wrapper if op.work else None)
             return {RELEASED}
         return self.stmt(cursor)
 
@@ -207,6 +260,29 @@ class RegionAnalysis:
             self.problem(Reason.UNBALANCED_REGION, cursor)
         return states
 
+    def _inside_guard(self, label: str, cursor: ci.Cursor) -> bool:
+        node = None
+        for child in cursor.get_children():
+            if child.kind == K.LABEL_REF and child.referenced is not None:
+                node = child.referenced
+        if node is None or node.extent.start.file is None:
+            return False
+        return self.guard[0] <= node.extent.start.offset < self.guard[1]
+
+    def scoped(self, cursor: ci.Cursor, op: LockOp, body: ci.Cursor) -> set[str]:
+        """A scoped lock statement inside the region: another lock, held for its body only."""
+        if op.key == self.key:
+            self.problem(Reason.RELOCK_WHILE_HELD, cursor)
+            return {HELD}
+        self.constructs.append(_Construct(cursor))
+        try:
+            states = self.stmt(body)
+        finally:
+            self.constructs.pop()
+        if RELEASED in states:
+            self.problem(Reason.UNBALANCED_REGION, cursor)
+        return {HELD}
+
     def jump_target(self, kind: ci.CursorKind) -> _Construct | None:
         for construct in reversed(self.constructs):
             if kind == K.BREAK_STMT or construct.is_loop:
@@ -215,6 +291,9 @@ class RegionAnalysis:
 
     def _lock_statement(self, op: LockOp, cursor: ci.Cursor) -> set[str]:
         if op.key == self.key:
+            if op.kind == "unlock" and self.guard is not None:
+                self.problem(Reason.UNBALANCED_REGION, cursor)  # the guard's cleanup unlocks it again
+                return {HELD}
             if op.kind == "unlock":
                 return {RELEASED}  # reached only for an unlock that is not a block's statement
             self.problem(Reason.RELOCK_WHILE_HELD, cursor)
@@ -233,6 +312,13 @@ class RegionAnalysis:
     # -- blocks ----------------------------------------------------------------------------
     def block(self, children: list[ci.Cursor], is_switch_body: bool) -> set[str]:
         """A nested block entered with the lock held."""
+        self.depth += 1
+        try:
+            return self._block(children, is_switch_body)
+        finally:
+            self.depth -= 1
+
+    def _block(self, children: list[ci.Cursor], is_switch_body: bool) -> set[str]:
         state = {HELD}
         i = 0
         while i < len(children):
@@ -251,15 +337,15 @@ class RegionAnalysis:
                 return state
             inner = unlabeled(child)
             op = self.op_of(inner)
-            if op is not None and op.key == self.key and op.kind == "unlock":
-                i = self._tail(children, i, op.result)
+            if op is not None and op.key == self.key and op.kind == "unlock" and self.guard is None:
+                i = self._tail(children, i, op)
                 state = set() if self.exits[-1].ends_with_jump else {RELEASED}
                 continue
             state = self.stmt(child)
             i += 1
         return state
 
-    def _tail(self, children: list[ci.Cursor], i: int, result: str) -> int:
+    def _tail(self, children: list[ci.Cursor], i: int, op: LockOp) -> int:
         """Records the exit whose unlock is children[i]; returns the index after its tail."""
         unlock_start, tail_start = stmt_range(self.parsed, unlabeled(children[i]))
         j = i + 1
@@ -276,12 +362,14 @@ class RegionAnalysis:
                 ends_with_jump = True
                 if child.kind == K.BREAK_STMT and self.constructs:
                     self.constructs[-1].breaks_released = True
-                    self._add_exit(unlock_start, tail_start, tail_end, True, drop_final_break=True, result=result)
+                    self._add_exit(unlock_start, tail_start, tail_end, True, drop_final_break=True, result=op.result,
+                                   work=op.work, work_of=op.wrapper if op.work else None)
                     return j
                 if child.kind == K.CONTINUE_STMT and self.jump_target(K.CONTINUE_STMT):
                     self.problem(Reason.JUMP_IN_TAIL, child)
                 break
-        self._add_exit(unlock_start, tail_start, tail_end, ends_with_jump, result=result)
+        self._add_exit(unlock_start, tail_start, tail_end, ends_with_jump, result=op.result, work=op.work,
+                       work_of=op.wrapper if op.work else None)
         return j
 
     def _check_tail_statement(self, cursor: ci.Cursor) -> None:
@@ -305,9 +393,11 @@ class RegionAnalysis:
         visit(cursor, False, False)
 
     def _add_exit(self, unlock_start: int, tail_start: int, tail_end: int, ends_with_jump: bool,
-                  drop_final_break: bool = False, result: str = "") -> None:
+                  drop_final_break: bool = False, result: str = "", work: str = "",
+                  work_of: Wrapper | None = None, value: str = "") -> None:
         self.exits.append(
-            Exit(len(self.exits) + 1, unlock_start, tail_start, tail_end, ends_with_jump, drop_final_break, result)
+            Exit(len(self.exits) + 1, unlock_start, tail_start, tail_end, ends_with_jump, drop_final_break, result,
+                 work, work_of, value)
         )
 
 
@@ -352,3 +442,17 @@ def _loop_is_infinite(cursor: ci.Cursor, children: list[ci.Cursor]) -> bool:
 def may_be_lock(cursor: ci.Cursor) -> bool:
     return cursor.kind in (K.COMPOUND_STMT, K.DO_STMT, K.IF_STMT, K.UNEXPOSED_STMT, K.DECL_STMT) \
         or cursor.kind.is_expression()
+
+
+def scoped_statement(parsed: ParsedFile, cursor: ci.Cursor, vocab: Vocabulary) -> tuple[LockOp, ci.Cursor] | None:
+    """(the lock, the body) of a scoped lock statement: a `for` whose header, as written
+    (`WITH_LOCK(m)`), vocabulary.scoped_lock reads as holding one lock for one run of the body."""
+    if cursor.kind != K.FOR_STMT:
+        return None
+    body = list(cursor.get_children())[-1]
+    start, body_start = cursor.extent.start.offset, body.extent.start.offset
+    if body.extent.start.file is None or body.extent.start.file.name != cursor.extent.start.file.name \
+            or body_start <= start:
+        return None
+    op = scoped_lock(parsed.text(start, body_start), vocab)
+    return (op, body) if op is not None else None

@@ -17,7 +17,7 @@ import clang.cindex as ci
 from rclify.ctext.cparse import ParsedFile
 from rclify.ctext.declarator import declarator
 from rclify.ctext.preprocessor import guards_at
-from rclify.ctext.tokens import rename_identifiers, tokenize
+from rclify.ctext.tokens import identifiers_used, rename_identifiers, tokenize
 from rclify.templates import templates
 from rclify.transform import plan
 from rclify.lock_config import SectionOverride
@@ -90,10 +90,13 @@ class FileRenderer:
         needed = {w.name: w for w in [*self.accessors_used.values(), *accessors_defined_here]}
         if needed:
             first = min([*self.functions, *(w.end_offset for w in accessors_defined_here)])
-            text = "".join(f"{accessor_prototype(w)};\n" for w in sorted(needed.values(), key=lambda w: w.name))
+            text = "".join(f"{prototype};\n" for w in sorted(needed.values(), key=lambda w: w.name)
+                           if not (w.in_header and w.name not in {d.name for d in accessors_defined_here})
+                           for prototype in accessor_prototypes(w))  # a header's are in the header
             defined = {w.name for w in accessors_defined_here}
             text += "".join(render_accessor(w, fallback=True) for w in sorted(needed.values(), key=lambda w: w.name)
-                            if w.name not in defined and not w.is_static)
+                            if w.kind == "lock"
+                            if w.name not in defined and not w.storage)
             extra.append((first, first, self._own_lines(first, text)))
         # an accessor goes right after its wrapper's `}`: the lines after it keep their numbers
         extra += [(w.end_offset, w.end_offset, render_accessor(w) + f"#line {self._line(w.end_offset)}\n")
@@ -145,13 +148,21 @@ class FileRenderer:
         # a variable an enclosing region hoists too is declared once, by the outermost
         outer_hoisted = {h.start for r in self.regions if r is not region and r.extractable and r.contains(region)
                          for h in self._hoist_plan.get(r.start, [])}
-        exit_edits = [(e.unlock_start, e.tail_end, f"return {e.flag};\n#line {self._line(e.tail_end)}\n")
+        # a return under a lock guard: its value is computed in the section, returned by the caller
+        returned = f"rclify_ret_{fn_name}_{n}" if any(e.value for e in region.exits) else ""
+        exit_edits = [(e.unlock_start, e.tail_end, f"{_exit_statement(e, returned)}\n#line {self._line(e.tail_end)}\n")
                       for e in region.exits]
         hoist_edits = [(h.start, h.end, h.assignment) for h in hoists]
         body = self._render_range(region.lock_end, region.body_end, exit_edits + hoist_edits)
+        # a wrapper's work runs where its call stood: first (after locking), last (before unlocking)
+        body = (f" {region.lock.work}" if region.lock.work else "") + body + region.end_work
 
         captures = plan.captures(self.parsed, self._decls, region, body,
                                  {v.spelling: v for h in hoists for v in h.variables})
+        if returned:
+            typ = fn.result_type.spelling
+            captures.append(Capture(returned, declarator(typ, f"(*{returned})"), f"&{returned}",
+                                    f"(*rclify_ctx->{returned})"))
         mapping = {c.name: c.use for c in captures}
         mapping.update({name: f'"{fn_name}"' for name in _FUNC_NAMES})
         body = rename_identifiers(body, mapping)
@@ -160,8 +171,8 @@ class FileRenderer:
         extraction.hoisted = [v.spelling for h in hoists for v in h.variables]
         extraction.placement = plan.runs_on_caller_thread(region, self.thread_state, f"{fn_name}_{n}",
                                                           self.overrides)
-        if region.lock.wrapper is not None:
-            self.accessors_used[region.lock.wrapper.name] = region.lock.wrapper
+        for wrapper in region.wrappers_used():  # their accessor, their work function
+            self.accessors_used[wrapper.name] = wrapper
         indent = _indent_of(self.parsed.data, region.start)
         cs = templates().get_template("extract/cs_function.c.j2").render(
             function=fn_name, file=self.parsed.path.name, line=region.line,
@@ -169,8 +180,9 @@ class FileRenderer:
             fn_name=extraction.fn_name, body=body.rstrip(), body_line=self._line(region.lock_end),
             trylock=region.is_trylock, storage="static inline" if self.parsed.guard_line is not None else "static",
         )
-        exits = [{"flag": e.flag, "tail": self._tail_text(e), "line": self._code_line(e.tail_start)}
-                 for e in region.exits]
+        exits = [{"flag": e.flag, "tail": f"return {returned};" if e.value else self._tail_text(e),
+                  "line": self._code_line(e.tail_start if not e.value else e.unlock_start),
+                  "always": region.ends_by_exit} for e in region.exits]
         if region.is_trylock:  # paper Algorithm 3: the section is told whether it got the lock
             if region.after is not None and self.parsed.text(*region.after).strip():
                 exits.insert(0, {"flag": 0, "tail": self._render_range(*region.after).strip(),
@@ -180,7 +192,8 @@ class FileRenderer:
                                  "line": self._code_line(region.otherwise[0])})
         call = templates().get_template("extract/call_site.c.j2").render(
             hoists=[region.lock.result] * bool(region.lock.result)
-            + [h.declaration for h in hoists if h.start not in outer_hoisted],
+            + [h.declaration for h in hoists if h.start not in outer_hoisted]
+            + [f"{declarator(fn.result_type.spelling, returned)};"] * bool(returned),
             labeled=_is_labeled(region), indent=indent,
             ctx_type=extraction.ctx_type, n=f"{fn_name}_{n}", captures=captures, exits=exits,
             mutex=region.lock.mutex, fn_name=extraction.fn_name, trylock=region.is_trylock,
@@ -264,14 +277,28 @@ def _insertion_point(data: bytes, function: ci.Cursor) -> int:
     return at
 
 
-def accessor_prototype(wrapper: Wrapper) -> str:
+def _exit_statement(e: Exit, returned: str) -> str:
+    """What an exit becomes in the section: `return FLAG;`, after its unlock wrapper's work and a
+    guarded return's value (braced: it may stand for one statement, `if (c) return 0;`)."""
+    before = [e.work] * bool(e.work) + [f"{returned} = ({e.value});"] * bool(e.value)
+    return f"{{ {' '.join(before)} return {e.flag}; }}" if before else f"return {e.flag};"
+
+
+def accessor_prototypes(wrapper: Wrapper) -> list[str]:
+    """The accessor's prototype (a lock wrapper's: rcl_execute takes the mutex), and the work
+    function's when the wrapper has work."""
     params = ", ".join(declarator(t, p) for t, p in zip(wrapper.param_types, wrapper.params)) or "void"
-    storage = "static " if wrapper.is_static else ""
-    return f"{storage}pthread_mutex_t *{wrapper.accessor}({params})"
+    out = [f"{wrapper.storage}pthread_mutex_t *{wrapper.accessor}({params})"] if wrapper.kind == "lock" else []
+    if wrapper.work:
+        out.append(f"{wrapper.storage}void {wrapper.work_function}({params})")
+    return out
 
 
 def render_accessor(wrapper: Wrapper, fallback: bool = False) -> str:
-    """The accessor of a wrapper's mutex; `fallback`: the weak one a caller file carries."""
+    """The accessor of a wrapper's mutex (and its work function); `fallback`: the weak accessor a
+    caller file carries (a wrapper's work has no fallback: it is not linked without it)."""
     params = ", ".join(declarator(t, p) for t, p in zip(wrapper.param_types, wrapper.params)) or "void"
     template = "extract/accessor_fallback.c.j2" if fallback else "extract/accessor.c.j2"
-    return templates().get_template(template).render(wrapper=wrapper, params=params)
+    unused = {text: [p for p in wrapper.params if p not in identifiers_used(text)]
+              for text in (wrapper.expr, wrapper.work)}
+    return templates().get_template(template).render(wrapper=wrapper, params=params, unused=unused)

@@ -1,24 +1,38 @@
 """The lock vocabulary: what counts as a lock operation in this tree, and recognising one.
 
-The one place where the tree's lock macros and wrapper functions are inferred (with libclang:
-add_macros, add_wrappers) and where a statement's text is read as a lock operation (classify).
+The one place where the tree's lock idioms are known: its lock macros and wrapper functions are
+inferred here (with libclang: add_macros, add_wrappers), and statements are read here as lock
+operations through them (classify, lock_calls, scoped_lock, guard_lock).  analyse.py decides
+which files to parse; regions.py and region_bounds.py walk what these functions recognise.
 
 A statement is read from its source text (so macro invocations are seen as written):
     pthread_mutex_lock(&m);                      direct call
-    LOCK(m);  mutex_lock(&m);                    lock macros, expanded here from their #define
+    LOCK(m);  mutex_lock(&m);                    lock macros, expanded here from their #define (only
+                                                 the #if branch the build compiles: libclang's)
     LOCKED(stats);                               ... with `##` / `#` (&name##_lock) and __VA_ARGS__
     {pthread_mutex_lock(&(tbl->locks[i]));}      braces left by macro expansion
     do { pthread_mutex_lock(&m); } while (0);
     (void)pthread_mutex_unlock(&m);
     if (pthread_mutex_lock(&m) != 0) abort();    checked result with a no-return failure path
-    item_lock(hv);                               wrapper functions (body only locks an expression)
+    err = pthread_mutex_lock(&m);                the result kept (0 in the caller)
+    item_lock(hv);  take(l);                     wrapper functions, through macros too
+                                                 (`#define take(l) take_(l, __FILE__, __LINE__)`)
+Statements that hold a lock for a block (scoped lock statements):
+    WITH_LOCK(m) { ... }                         a `for` locking in its first clause, unlocking in
+                                                 its third, running its body once (scoped_lock)
+    GUARD(m);                                    a `__attribute__((cleanup))` variable holding the
+                                                 lock to the end of its block (guard_lock)
+A wrapper function (wrapper_shape) locks or unlocks one expression of its parameters; its result
+may be checked, it may do work of its own under the lock (copied into the sections it opens or
+closes), and a guard's constructor returns the mutex it locked.
 """
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import clang.cindex as ci
 
+from rclify.ctext import cparse
 from rclify.ctext.cparse import ParsedFile, statement_range
 from rclify.ctext.tokens import Token, identifiers_used, matching_bracket, normalize, pretty, split_args, tokenize
 
@@ -46,7 +60,8 @@ class Macro:
 
 @dataclass(frozen=True)
 class Wrapper:
-    """A function whose body does nothing but lock, unlock or trylock one expression."""
+    """A function that locks or unlocks one expression (see wrapper_shape for what its body may
+    hold besides: a check of the result, work of its own, a `return` of the mutex)."""
 
     name: str
     kind: str
@@ -57,10 +72,26 @@ class Wrapper:
     is_static: bool
     start_offset: int  # where the definition starts
     end_offset: int  # where the definition ends (the accessor is emitted there)
+    in_header: bool = False  # a header's function: its accessor is `static inline`, next to it
+    work: str = ""  # its statements that are not the lock call: after a lock, before an unlock
+    work_line: int = 0  # the line they start on (the generated copy keeps it with #line)
+    returns_mutex: bool = False  # `lock(m); return m;`: a cleanup guard's constructor
 
     @property
     def accessor(self) -> str:
         return f"rclify_mutex_of_{self.name}"
+
+    @property
+    def work_function(self) -> str:
+        """A copy of the wrapper's work, called at the start (lock) or end (unlock) of every section
+        extracted around the wrapper's calls: the work ran under the lock, it still does."""
+        return f"rclify_work_of_{self.name}"
+
+    @property
+    def storage(self) -> str:
+        """The storage class of the accessor and work function: the wrapper's, `static inline` in a
+        header (each file that includes it defines them, no unused-function warning)."""
+        return "static inline " if self.in_header else "static " if self.is_static else ""
 
 
 @dataclass(frozen=True)
@@ -73,6 +104,7 @@ class LockOp:
     wrapper: Wrapper | None = None
     wrapper_expr: str = ""  # for a wrapper call: the mutex expression with the arguments in
     result: str = ""  # C that keeps the variable the call's result went to: "err = 0;", "int err = 0;"
+    work: str = ""  # a wrapper's own work, run in the section: "rclify_work_of_done((q));" (Wrapper.work)
 
 
 @dataclass
@@ -81,16 +113,41 @@ class Vocabulary:
 
     macros: dict[str, Macro] = field(default_factory=dict)
     wrappers: dict[str, Wrapper] = field(default_factory=dict)
+    # the tree's other #defines, kept until what they name is known (a macro over a wrapper:
+    # `#define take(l) take_(l, __FILE__, __LINE__)`): name -> its definitions (a name may be
+    # defined differently for different files), each (params, body, identifiers)
+    pending: dict[str, list[tuple[tuple[str, ...], str, frozenset[str]]]] = field(default_factory=dict)
+    read: set[tuple[str, int]] = field(default_factory=set)  # #define directives read: (file, offset)
 
     def names(self) -> set[str]:
         return set(PTHREAD_OPS) | set(self.macros) | set(self.wrappers)
 
     def add_macro(self, name: str, params: tuple[str, ...], body: str) -> bool:
-        """Keeps a #define only if its body uses a known lock operation; says if it was kept."""
-        if name not in self.macros and any(t.text in self.names() for t in tokenize(body) if t.kind == "ident"):
-            self.macros[name] = Macro(name, params, body)
-            return True
-        return False
+        """Keeps a #define if its body uses a known lock operation, else until one it names
+        becomes one (resolve()); says if it was kept as a lock macro."""
+        if name in self.macros:
+            return False
+        self.pending.setdefault(name, []).append(
+            (params, body, frozenset(t.text for t in tokenize(body) if t.kind == "ident")))
+        return self.resolve() and name in self.macros
+
+    def resolve(self) -> bool:
+        """Moves the pending #defines that name a lock operation to the macros, through chains of
+        them; says if any was."""
+        found, changed = False, True
+        while changed:
+            changed = False
+            names = self.names()
+            for name, definitions in list(self.pending.items()):
+                params, body, _ = next((d for d in definitions if d[2] & names), (None, None, None))
+                if body is not None:  # the first definition read that locks
+                    self.macros[name] = Macro(name, params, body)
+                    del self.pending[name]
+                    changed = found = True
+        return found
+
+
+# -- reading a statement as one lock operation ------------------------------------------------
 
 
 def substitute(body: str, params: tuple[str, ...], args: list[str]) -> str | None:
@@ -195,8 +252,8 @@ def lock_calls(text: str, vocab: Vocabulary, depth: int = 0) -> list[LockOp]:
             args = split_args(text[tokens[i + 1].end : tokens[close].start]) if close > i else []
             body = substitute(macro.body, macro.params, args) if macro.params else macro.body
             found = lock_calls(body, vocab, depth + 1) if body is not None else []
-            ops += [LockOp(o.kind, pretty(o.mutex), o.key, via=o.via or macro.name, wrapper=o.wrapper,
-                           wrapper_expr=o.wrapper_expr) for o in found]
+            ops += [replace(o, mutex=pretty(o.mutex), via=o.via or macro.name, checked=False, result="")
+                    for o in found]
         i = close + 1
     return ops
 
@@ -223,8 +280,27 @@ def _classify_call(tokens: list[Token], text: str, vocab: Vocabulary, depth: int
     expr = substitute(wrapper.expr, wrapper.params, args)
     if expr is None:
         return None
+    expr = _member_through_address(expr)  # take(&a->lk): `&((&a->lk))->m` is `&a->lk.m`
     call = f"{wrapper.accessor}({', '.join(args)})"
-    return LockOp(wrapper.kind, call, normalize(expr), via=name, wrapper=wrapper, wrapper_expr=expr)
+    work = f"{wrapper.work_function}({', '.join(args)});" if wrapper.work else ""
+    return LockOp(wrapper.kind, call, normalize(expr), via=name, wrapper=wrapper, wrapper_expr=expr, work=work)
+
+
+def _member_through_address(expr: str) -> str:
+    """expr with each `(&E)->` written `(E).`: a wrapper's `&l->m` given `&stats` names `stats.m`,
+    which the lock table knows."""
+    while True:
+        tokens = tokenize(expr)
+        for i, tok in enumerate(tokens):
+            close = matching_bracket(tokens, i) if tok.text == "(" else -1
+            if close < 0 or close + 1 >= len(tokens) or tokens[close + 1].text != "->":
+                continue
+            inner = _unwrapped(expr[tokens[i + 1].start : tokens[close].start] if close > i + 1 else "")
+            if inner.startswith("&") and not inner.startswith("&&"):
+                expr = expr[: tok.start] + "(" + inner[1:] + ")." + expr[tokens[close + 1].end :]
+                break
+        else:
+            return expr
 
 
 def _expanded(macro: Macro, args: list[str], vocab: Vocabulary, depth: int) -> LockOp | None:
@@ -234,8 +310,7 @@ def _expanded(macro: Macro, args: list[str], vocab: Vocabulary, depth: int) -> L
     op = classify(body, vocab, depth + 1)
     if op is None:
         return None
-    return LockOp(op.kind, pretty(op.mutex), op.key, via=macro.name, checked=op.checked, wrapper=op.wrapper,
-                  wrapper_expr=op.wrapper_expr, result=op.result)
+    return replace(op, mutex=pretty(op.mutex), via=macro.name)
 
 
 def _classify_checked(tokens: list[Token], text: str, vocab: Vocabulary, depth: int) -> LockOp | None:
@@ -253,8 +328,7 @@ def _classify_checked(tokens: list[Token], text: str, vocab: Vocabulary, depth: 
     found = _failure_test(text[tokens[2].start : tokens[close - 1].end], vocab, depth + 1) if close > 2 else None
     if found is None or not found[1]:
         return None
-    op = found[0]
-    return LockOp(op.kind, op.mutex, op.key, op.via, True, op.wrapper, op.wrapper_expr, op.result)
+    return replace(found[0], checked=True)
 
 
 def _failure_test(text: str, vocab: Vocabulary, depth: int) -> tuple[LockOp, bool] | None:
@@ -278,9 +352,7 @@ def _failure_test(text: str, vocab: Vocabulary, depth: int) -> tuple[LockOp, boo
         body = substitute(macro.body, macro.params, split_args(text[tokens[1].end : tokens[-1].start]))
         inner = _failure_test(body, vocab, depth + 1) if body is not None else None
         if inner is not None:
-            op = inner[0]
-            return LockOp(op.kind, _unwrapped(pretty(op.mutex)), op.key, macro.name, op.checked, op.wrapper,
-                          op.wrapper_expr, op.result), inner[1]
+            return replace(inner[0], mutex=_unwrapped(pretty(inner[0].mutex)), via=macro.name), inner[1]
     op = classify(text, vocab, depth)
     if op is None or op.kind in ("trylock", "timedlock"):
         return None
@@ -306,14 +378,267 @@ def _classify_assigned(tokens: list[Token], text: str, vocab: Vocabulary, depth:
     if op is None or op.kind in ("trylock", "timedlock"):
         return None
     result = text[tokens[0].start : tokens[eq].start].strip() + " = 0;"
-    return LockOp(op.kind, op.mutex, op.key, op.via, True, op.wrapper, op.wrapper_expr, result)
+    return replace(op, checked=True, result=result)
+
+
+def checks_result(text: str, op: LockOp) -> bool:
+    """`err = lock(&m); if (err) ...;`: is text (the statement after op's) a test, with no else, of
+    the variable op's result went to, true only when the call failed (`if (err)`, `if (err != 0)`,
+    `if (__builtin_expect(err, 0))`)?  The runtime aborts when it cannot lock: that test's branch
+    never runs."""
+    if not op.result:
+        return False
+    var = op.result.split("=")[0].split()[-1].lstrip("*")
+    tokens = tokenize(text)
+    if len(tokens) < 4 or tokens[0].text != "if" or tokens[1].text != "(":
+        return False
+    close = matching_bracket(tokens, 1)
+    if close < 0 or close == len(tokens) - 1 or any(t.text == "else" for t in tokens[close + 1 :]):
+        return False
+    return _tests_nonzero(text[tokens[2].start : tokens[close].start], var)
+
+
+def _tests_nonzero(cond: str, var: str) -> bool:
+    """Is cond `var` (true exactly when it is nonzero), through `!= 0`, `!!`, parentheses and
+    __builtin_expect(_, 0)?"""
+    tokens = tokenize(cond)
+    texts = [t.text for t in tokens]
+    if texts == [var]:
+        return True
+    if not tokens:
+        return False
+    if texts[0] == "(" and matching_bracket(tokens, 0) == len(tokens) - 1:
+        return _tests_nonzero(cond[tokens[1].start : tokens[-1].start], var)
+    if texts[:2] == ["!", "!"]:
+        return _tests_nonzero(cond[tokens[2].start :], var)
+    if texts[-2:] == ["!=", "0"]:
+        return _tests_nonzero(cond[: tokens[-2].start], var)
+    if texts[:2] == ["0", "!="]:
+        return _tests_nonzero(cond[tokens[2].start :], var)
+    if texts[:2] == ["__builtin_expect", "("] and matching_bracket(tokens, 1) == len(tokens) - 1:
+        args = split_args(cond[tokens[1].end : tokens[-1].start])
+        return len(args) == 2 and args[1].strip() == "0" and _tests_nonzero(args[0], var)
+    return False
+
+
+# -- scoped lock statements: a lock held for a block ----------------------------------------------
+
+
+def scoped_lock(header: str, vocab: Vocabulary, depth: int = 0) -> LockOp | None:
+    """The lock a scoped lock statement holds while its body runs, once: header is the text before
+    the body, a `for (INIT; COND; STEP)` as written or as a macro invocation expands it,
+        #define WITH_LOCK(m) for (int i_ = (pthread_mutex_lock(&(m)), 0); !i_; pthread_mutex_unlock(&(m)), i_ = 1)
+        WITH_LOCK(stats_lock) { hits++; }
+    INIT takes one lock, STEP releases it and nothing else, COND tests a flag that INIT makes true
+    and STEP false (`!f` after `f = 0` / `f = 1`, `f` after `f = 1` / `f = 0`, `f++`...), so the
+    body runs exactly once with the lock held.  None for any other header."""
+    if depth > _MAX_EXPANSION_DEPTH:
+        return None
+    tokens = tokenize(header)
+    if not tokens:
+        return None
+    if tokens[0].text != "for":
+        macro = vocab.macros.get(tokens[0].text)
+        if macro is None:
+            return None
+        if macro.params:
+            if len(tokens) < 3 or tokens[1].text != "(" or matching_bracket(tokens, 1) != len(tokens) - 1:
+                return None
+            body = substitute(macro.body, macro.params, split_args(header[tokens[1].end : tokens[-1].start]))
+        else:
+            body = macro.body if len(tokens) == 1 else None
+        op = scoped_lock(body, vocab, depth + 1) if body is not None else None
+        return replace(op, mutex=pretty(op.mutex), via=macro.name) if op is not None else None
+    if len(tokens) < 4 or tokens[1].text != "(" or matching_bracket(tokens, 1) != len(tokens) - 1:
+        return None
+    clauses = _top_level_split(header[tokens[1].end : tokens[-1].start], ";")
+    if len(clauses) != 3:
+        return None
+    init, cond, step = clauses
+    taken, released = lock_calls(init, vocab, depth + 1), lock_calls(step, vocab, depth + 1)
+    if len(taken) != 1 or taken[0].kind != "lock" or lock_calls(cond, vocab, depth + 1) \
+            or len(released) != 1 or released[0].kind != "unlock" or released[0].key != taken[0].key \
+            or released[0].work:  # an unlock wrapper's work would run after the section: not read
+        return None
+    if not _runs_once(init, cond, step, vocab):
+        return None
+    return replace(taken[0], checked=False, result="")
+
+
+def _runs_once(init: str, cond: str, step: str, vocab: Vocabulary) -> bool:
+    """Does `for (init; cond; step) body` run body exactly once (a flag init sets, step flips)?"""
+    flag = _flag_test(cond)
+    if flag is None:
+        return False
+    name, true_when_zero = flag
+    first = _assigned(init, name, vocab)
+    if first is None:
+        return False
+    then = _stepped(step, name, first)
+    return then is not None and (first == 0) == true_when_zero and (then == 0) != true_when_zero
+
+
+def _flag_test(cond: str) -> tuple[str, bool] | None:
+    """(flag, whether cond is true when it is 0) for `!f`, `f == 0`, `f`, `f != 0`, `(...)`."""
+    tokens = tokenize(cond)
+    texts = [t.text for t in tokens]
+    if len(tokens) > 2 and texts[0] == "(" and matching_bracket(tokens, 0) == len(tokens) - 1:
+        return _flag_test(cond[tokens[1].start : tokens[-1].start])
+    if len(texts) == 1 and tokens[0].kind == "ident":
+        return texts[0], False
+    if len(texts) == 2 and texts[0] == "!" and tokens[1].kind == "ident":
+        return texts[1], True
+    if len(texts) == 3 and texts[1] in ("==", "!=") and texts[2] == "0" and tokens[0].kind == "ident":
+        return texts[0], texts[1] == "=="
+    return None
+
+
+def _assigned(init: str, name: str, vocab: Vocabulary) -> int | None:
+    """The value `[TYPE] name = VALUE` gives name in a for's first clause: an integer literal, the
+    last operand of a parenthesised comma expression, or a lock call's result (0: the runtime
+    aborts rather than fail)."""
+    for part in _top_level_split(init, ","):
+        tokens = tokenize(part)
+        eq = next((i for i, t in enumerate(tokens) if t.text == "="), -1)
+        if eq > 0 and tokens[eq - 1].text == name:
+            return _value(part[tokens[eq].end :], vocab)
+    return None
+
+
+def _value(expr: str, vocab: Vocabulary) -> int | None:
+    tokens = tokenize(expr)
+    if len(tokens) == 1 and tokens[0].kind == "number":
+        try:
+            return int(tokens[0].text.rstrip("uUlL"), 0)
+        except ValueError:
+            return None
+    if len(tokens) > 2 and tokens[0].text == "(" and matching_bracket(tokens, 0) == len(tokens) - 1:
+        return _value(_top_level_split(expr[tokens[1].start : tokens[-1].start], ",")[-1], vocab)
+    op = classify(expr, vocab)
+    return 0 if op is not None and op.kind == "lock" else None
+
+
+def _stepped(step: str, name: str, before: int) -> int | None:
+    """name's value after a for's third clause, from `name = LITERAL`, `name++`, `++name`, `name--`..."""
+    value = None
+    for part in _top_level_split(step, ","):
+        texts = [t.text for t in tokenize(part)]
+        if texts in ([name, "++"], ["++", name]):
+            value = (before if value is None else value) + 1
+        elif texts in ([name, "--"], ["--", name]):
+            value = (before if value is None else value) - 1
+        elif len(texts) == 3 and texts[:2] == [name, "="]:
+            try:
+                value = int(texts[2].rstrip("uUlL"), 0)
+            except ValueError:
+                return None
+        elif name in texts:
+            return None
+    return value
+
+
+@dataclass(frozen=True)
+class Guard:
+    """A lock guard: a variable whose initializer locks and whose cleanup function unlocks."""
+
+    op: LockOp  # the lock its initializer takes
+    variable: str
+    release: LockOp  # the cleanup function's unlock, called with the variable's address
+
+
+def guard_lock(text: str, vocab: Vocabulary, depth: int = 0) -> Guard | None:
+    """A declaration statement (as written, or through the macro it invokes) declaring one
+    `__attribute__((cleanup(F)))` variable initialised by a lock that yields the mutex, where F
+    unlocks what the variable points to:
+        #define GUARD(m) pthread_mutex_t *g_ __attribute__((cleanup(guard_unlock))) = guard_lock(&(m))
+    with guard_lock a wrapper returning the mutex it locked (`pthread_mutex_lock(m); return m;`)
+    or `(pthread_mutex_lock(&m), &m)`, and guard_unlock an unlock wrapper on `*p`.  The lock is
+    held from the declaration to the end of the variable's block, whichever way the block is left."""
+    if depth > _MAX_EXPANSION_DEPTH:
+        return None
+    tokens = tokenize(text)
+    while tokens and tokens[-1].text == ";":
+        tokens.pop()
+    if not tokens:
+        return None
+    macro = vocab.macros.get(tokens[0].text)
+    if macro is not None:
+        if macro.params:
+            if len(tokens) < 3 or tokens[1].text != "(" or matching_bracket(tokens, 1) != len(tokens) - 1:
+                return None
+            body = substitute(macro.body, macro.params, split_args(text[tokens[1].end : tokens[-1].start]))
+        else:
+            body = macro.body if len(tokens) == 1 else None
+        guard = guard_lock(body, vocab, depth + 1) if body is not None else None
+        return replace(guard, op=replace(guard.op, mutex=pretty(guard.op.mutex), via=macro.name)) if guard else None
+    cleanup, kept = None, []  # the cleanup function; the tokens outside __attribute__((...))
+    i = 0
+    while i < len(tokens):
+        if tokens[i].text in ("__attribute__", "__attribute") and i + 1 < len(tokens) and tokens[i + 1].text == "(":
+            close = matching_bracket(tokens, i + 1)
+            if close < 0:
+                return None
+            inner = [t.text for t in tokens[i + 2 : close]]
+            if "cleanup" in inner or "__cleanup__" in inner:
+                at = inner.index("cleanup") if "cleanup" in inner else inner.index("__cleanup__")
+                if inner[at + 1 : at + 2] != ["("] or at + 3 >= len(inner) or inner[at + 3] != ")":
+                    return None
+                cleanup = inner[at + 2]
+            i = close + 1
+            continue
+        kept.append(tokens[i])
+        i += 1
+    eq = next((j for j, t in enumerate(kept) if t.text == "="), -1)
+    if cleanup is None or eq < 2 or kept[eq - 1].kind != "ident" \
+            or not all(t.kind == "ident" or t.text == "*" for t in kept[:eq]):
+        return None
+    variable = kept[eq - 1].text
+    op = _yields_locked_mutex(text[kept[eq].end : kept[-1].end], vocab, depth)
+    release = classify(f"{cleanup}(&{variable});", vocab, depth + 1) if cleanup in vocab.wrappers else None
+    if op is None or release is None or release.kind != "unlock" \
+            or release.key not in (f"*(&{variable})", f"*&{variable}", variable):
+        return None
+    if op.wrapper is not None:  # the wrapper returns its argument: that is the mutex, no accessor needed
+        op = replace(op, mutex=pretty(op.wrapper_expr), wrapper=None, wrapper_expr="")
+    return Guard(op, variable, release)
+
+
+def _yields_locked_mutex(expr: str, vocab: Vocabulary, depth: int) -> LockOp | None:
+    """The lock expr takes if its value is the mutex it locked: a wrapper that returns it, or
+    `(LOCK CALL, M)` with M that mutex."""
+    op = classify(expr, vocab, depth + 1)
+    if op is not None:
+        return op if op.kind == "lock" and op.wrapper is not None and op.wrapper.returns_mutex else None
+    tokens = tokenize(expr)
+    if len(tokens) > 2 and tokens[0].text == "(" and matching_bracket(tokens, 0) == len(tokens) - 1:
+        parts = _top_level_split(expr[tokens[1].start : tokens[-1].start], ",")
+        if len(parts) == 2:
+            op = classify(parts[0], vocab, depth + 1)
+            if op is not None and op.kind == "lock" and normalize(parts[1]) == op.key:
+                return op
+    return None
+
+
+def _top_level_split(text: str, separator: str) -> list[str]:
+    """text split at the separator tokens outside brackets."""
+    parts, depth, start = [], 0, 0
+    for tok in tokenize(text):
+        if tok.text in "([{" and tok.kind == "punct":
+            depth += 1
+        elif tok.text in ")]}" and tok.kind == "punct":
+            depth -= 1
+        elif tok.text == separator and depth == 0:
+            parts.append(text[start : tok.start])
+            start = tok.end
+    return parts + [text[start:]]
 
 
 # -- inference: the tree's macros and wrappers ---------------------------------------------------
 
+
 def add_macros(parsed: ParsedFile, root: Path, vocab: Vocabulary) -> None:
-    """Lock macros defined in the tree (not system headers), through any chain of macros."""
-    pending = []
+    """Lock macros defined in the tree (not system headers), through any chain of macros and
+    wrappers (those that name a wrapper found later are kept pending until then)."""
     in_tree: dict[str, bool] = {}  # file name -> under root (thousands of system macros: cache)
     for cursor in parsed.tu.cursor.get_children():
         if cursor.kind != K.MACRO_DEFINITION:
@@ -324,16 +649,16 @@ def add_macros(parsed: ParsedFile, root: Path, vocab: Vocabulary) -> None:
         name = file.name
         if name not in in_tree:
             in_tree[name] = Path(name).resolve().is_relative_to(root)
-        if not in_tree[name]:
-            continue
+        where = (name, cursor.extent.start.offset)
+        if not in_tree[name] or cursor.spelling in vocab.macros or where in vocab.read:
+            continue  # a system macro, a lock macro already, or read through another file
+        vocab.read.add(where)
         definition = _macro_definition(cursor)
         if definition:
-            pending.append(definition)
-    changed = True
-    while changed:  # a macro may be defined through another lock macro defined later
-        changed = False
-        for name, params, body in pending:
-            changed |= vocab.add_macro(name, params, body)
+            macro, params, body = definition
+            vocab.pending.setdefault(macro, []).append(
+                (params, body, frozenset(t.text for t in tokenize(body) if t.kind == "ident")))
+    vocab.resolve()
 
 
 def _macro_definition(cursor: ci.Cursor) -> tuple[str, tuple[str, ...], str] | None:
@@ -356,37 +681,138 @@ def _macro_definition(cursor: ci.Cursor) -> tuple[str, tuple[str, ...], str] | N
 
 
 def add_wrappers(parsed: ParsedFile, root: Path, vocab: Vocabulary) -> None:
-    """Functions of this file whose body does nothing but lock/unlock one expression."""
-    for fn in parsed.tu.cursor.get_children():
-        if fn.kind != K.FUNCTION_DECL or not fn.is_definition() or not parsed.is_here(fn):
-            continue
-        op = wrapper_op(parsed, fn, vocab)
-        if op is None:
-            continue
-        params = [c for c in fn.get_children() if c.kind == K.PARM_DECL]
-        vocab.wrappers[fn.spelling] = Wrapper(
-            name=fn.spelling, kind=op.kind, params=tuple(p.spelling for p in params),
-            param_types=tuple(p.type.spelling for p in params), expr=op.mutex,
-            file=str(parsed.path.relative_to(root)), is_static=fn.storage_class == ci.StorageClass.STATIC,
-            start_offset=fn.extent.start.offset, end_offset=fn.extent.end.offset,
-        )
+    """Functions of this file, and of the tree's headers it includes (`static inline` ones), that
+    lock or unlock one expression (wrapper_shape); then the macros written over them, and the
+    wrappers written over those, to a fixpoint."""
+    files: dict[str, tuple[bytes, bool] | None] = {str(parsed.path): (parsed.data, False)}
+    views: dict[str, ParsedFile] = {str(parsed.path): parsed}
+    while True:
+        names = [n.encode() for n in vocab.names()]
+        found = False
+        for fn in parsed.tu.cursor.get_children():
+            if fn.kind != K.FUNCTION_DECL or not fn.is_definition() or fn.location.file is None \
+                    or fn.spelling in vocab.wrappers:
+                continue
+            name = fn.location.file.name
+            if name not in files:  # a header: only one under the tree's root
+                real = Path(name).resolve()
+                files[name] = (real.read_bytes(), True) if real.is_relative_to(root) else None
+            if files[name] is None:
+                continue
+            data, in_header = files[name]
+            if not any(n in data[fn.extent.start.offset : fn.extent.end.offset] for n in names):
+                continue  # the cheap test first: most functions name no lock operation
+            if name not in views:
+                views[name] = cparse.view(parsed, name)
+            here = views[name]
+            shape = wrapper_shape(here, fn, vocab)
+            if shape is None:
+                continue
+            params = [c for c in fn.get_children() if c.kind == K.PARM_DECL]
+            vocab.wrappers[fn.spelling] = Wrapper(
+                name=fn.spelling, kind=shape.op.kind, params=tuple(p.spelling for p in params),
+                param_types=tuple(p.type.spelling for p in params), expr=shape.op.mutex,
+                file=str(here.path.resolve().relative_to(root)), is_static=fn.storage_class == ci.StorageClass.STATIC,
+                start_offset=fn.extent.start.offset, end_offset=fn.extent.end.offset, in_header=in_header,
+                work=shape.work, work_line=shape.work_line, returns_mutex=shape.returns_mutex,
+            )
+            found = True
+        if not (found and vocab.resolve()):
+            return
 
 
-def wrapper_op(parsed: ParsedFile, fn: ci.Cursor, vocab: Vocabulary) -> LockOp | None:
+@dataclass(frozen=True)
+class WrapperShape:
+    op: LockOp  # the lock or unlock, its expression in terms of the parameters
+    work: str = ""
+    work_line: int = 0
+    returns_mutex: bool = False
+
+
+# work that cannot be copied into a section: it would wait there, share a static with its original,
+# name another function, or jump across functions
+
+
+_NOT_COPIED = {"pthread_cond_wait", "pthread_cond_timedwait", "pthread_cond_clockwait", "static", "__func__",
+               "__FUNCTION__", "__PRETTY_FUNCTION__", "setjmp", "_setjmp", "sigsetjmp", "__sigsetjmp", "longjmp",
+               "siglongjmp", "_longjmp", "va_start", "va_arg", "va_end", "va_copy", "__builtin_va_start"}
+
+
+def wrapper_shape(parsed: ParsedFile, fn: ci.Cursor, vocab: Vocabulary) -> WrapperShape | None:
+    """What a function's body does, if it is a lock wrapper: one lock or unlock statement on an
+    expression of its parameters and file-scope names (`pthread_mutex_lock(&l->m);`,
+    `return pthread_mutex_unlock(m);`), and besides it only
+      - declarations without initializer (`int r;`) and a test of the call's result with no else
+        (`int r = pthread_mutex_lock(&l->m); if (r) fail(r, file, line);`): dropped, as for a
+        checked lock statement (the runtime aborts when it cannot lock);
+      - work of its own after a lock or before an unlock (`q->ready = 1;
+        pthread_cond_broadcast(&q->cv); pthread_mutex_unlock(&q->m);`): it runs under the lock,
+        so it is part of every section the wrapper opens or closes; copied, as the wrapper's
+        work function, when it has no jump out, no other lock operation, no condvar wait, no
+        static local, setjmp, va_list or __func__;
+      - `return M;` after locking M: a constructor of `__attribute__((cleanup))` lock guards.
+    None for anything else."""
     body = next((c for c in fn.get_children() if c.kind == K.COMPOUND_STMT), None)
     if body is None:
         return None
     statements = list(body.get_children())
-    if len(statements) != 1:
+    ops = []
+    for i, stmt in enumerate(statements):
+        text = parsed.text(*statement_range(parsed, stmt))
+        if stmt.kind == K.RETURN_STMT:
+            text = text.strip()[len("return"):]
+        op = classify(text, vocab)
+        if op is not None:
+            ops.append((i, op))
+    if len(ops) != 1 or ops[0][1].kind not in ("lock", "unlock"):
         return None
-    stmt = statements[0]
-    text = parsed.text(*statement_range(parsed, stmt))
-    if stmt.kind == K.RETURN_STMT:
-        text = text.strip()[len("return"):]
-    op = classify(text, vocab)
-    if op is None or op.kind not in ("lock", "unlock"):
+    at, op = ops[0]
+    if identifiers_used(op.mutex) & {c.spelling for c in fn.walk_preorder() if c.kind == K.VAR_DECL}:
+        return None  # the mutex is reached through a local: no accessor can say which
+    before, after = statements[:at], statements[at + 1 :]
+    if after and checks_result(parsed.text(*statement_range(parsed, after[0])), op):
+        after = after[1:]
+    returns_mutex = op.kind == "lock" and len(after) == 1 and after[0].kind == K.RETURN_STMT \
+        and normalize(parsed.text(*statement_range(parsed, after[0])).strip()[len("return"):].rstrip(";")) \
+        == normalize(op.mutex)
+    if returns_mutex:
+        after = []
+    uninitialised = [s for s in before if _declares_without_initializer(s)]
+    if op.kind == "lock":
+        if len(uninitialised) != len(before):
+            return None  # work before the lock is not under it
+        work = after
+    else:
+        if after:
+            return None  # work after the unlock is not under it
+        work = [s for s in before if s not in uninitialised]
+    if not work:
+        return WrapperShape(op, returns_mutex=returns_mutex)
+    text = parsed.text(statement_range(parsed, work[0])[0], statement_range(parsed, work[-1])[1])
+    used = identifiers_used(text)
+    if any(_jumps_out(s) for s in work) or used & vocab.names() or any(t.text in _NOT_COPIED for t in tokenize(text)):
         return None
-    locals_ = {c.spelling for c in fn.walk_preorder() if c.kind == K.VAR_DECL}
-    if identifiers_used(op.mutex) & locals_:
-        return None
-    return op
+    declarations = [parsed.text(*statement_range(parsed, s)).strip() for s in uninitialised
+                    if {c.spelling for c in s.get_children()} & used]
+    return WrapperShape(op, " ".join([*declarations, text]), work[0].extent.start.line)
+
+
+def _declares_without_initializer(stmt: ci.Cursor) -> bool:
+    return stmt.kind == K.DECL_STMT and all(
+        c.kind == K.VAR_DECL and not any(x.kind.is_expression() or x.kind == K.INIT_LIST_EXPR for x in c.get_children())
+        and c.storage_class != ci.StorageClass.STATIC
+        for c in stmt.get_children())
+
+
+def _jumps_out(stmt: ci.Cursor) -> bool:
+    """Does the statement hold a return, goto or label (its copy could not behave the same), or a
+    break/continue that is not inside a loop or switch of its own?"""
+    def visit(node: ci.Cursor, breakable: bool, loop: bool) -> bool:
+        if node.kind in (K.RETURN_STMT, K.GOTO_STMT, K.INDIRECT_GOTO_STMT, K.LABEL_STMT):
+            return True
+        if (node.kind == K.BREAK_STMT and not breakable) or (node.kind == K.CONTINUE_STMT and not loop):
+            return True
+        inner_loop = loop or node.kind in (K.FOR_STMT, K.WHILE_STMT, K.DO_STMT)
+        inner_breakable = breakable or inner_loop or node.kind == K.SWITCH_STMT
+        return any(visit(c, inner_breakable, inner_loop) for c in node.get_children())
+    return visit(stmt, False, False)
