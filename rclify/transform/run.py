@@ -20,7 +20,7 @@ import os
 import shutil
 import time
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import clang.cindex as ci
@@ -130,6 +130,8 @@ def analyse_tree(root: Path, files: list[Path], config_path: Path, options: Opti
             roots = {callee for rs in regions.values() for r in rs if r.extractable for callee in _callees(r)}
             state = complete_call_graph(root, files, analysis, roots, options.jobs, progress, flags.built)
         with _timed(outcome, "render_s"):
+            for path, found in regions.items():
+                _use_own_static_wrappers(str(path.relative_to(root)), found, analysis.vocab)
             rendered, index = _extract(root, sources, analysis, regions, outcome, state, overrides)
             _call_sites(root, sources, analysis, regions, index, discovery, outcome)
             outcome.regions += cxx_regions(root, files, flags.for_file, analysis.vocab, options.jobs,
@@ -242,6 +244,23 @@ def _record_analysis(analysis: Analysis, outcome: Outcome, progress: Progress) -
     ]
 
 
+def _use_own_static_wrappers(rel: str, found: list[Region], vocab) -> None:
+    """A static wrapper is the file's own: a region that reached a static wrapper of another file
+    by name takes this file's definition of it (its accessor and work are generated here), when it
+    locks the same expression; a region left with another file's static wrapper is refused."""
+    for region in found:
+        wrapper = region.lock.wrapper
+        if wrapper is not None and wrapper.is_static and not wrapper.in_header and wrapper.file != rel:
+            twin = vocab.static_twins.get((rel, wrapper.name))
+            if twin is not None and (twin.expr, twin.kind, twin.params, twin.work) == \
+                    (wrapper.expr, wrapper.kind, wrapper.params, wrapper.work):
+                region.lock = replace(region.lock, wrapper=twin)
+        others = [w for w in region.wrappers_used()
+                  if w.is_static and not w.in_header and w.file != rel]
+        if others:
+            region.problems.append((Reason.UNRECOGNIZED_LOCK_SHAPE, region.line))
+
+
 def _callees(region: Region) -> set[str]:
     return {n.spelling for n in region.home.walk_preorder()
             if n.kind == ci.CursorKind.CALL_EXPR and region.lock_end <= n.extent.start.offset < region.body_end}
@@ -257,9 +276,9 @@ def _extract(root: Path, sources: dict[Path, ParsedFile], analysis: Analysis, re
         renderer = FileRenderer(parsed, regions[path], state, overrides)
         renderer.plan()
         renderers[path] = renderer
-    used = {}
+    used = {}  # (file, name): a static wrapper may be defined under one name in several files
     for renderer in renderers.values():
-        used.update(renderer.accessors_used)
+        used.update({(w.file, name): w for name, w in renderer.accessors_used.items()})
     wrappers = analysis.vocab.wrappers.values()
     rendered, index = {}, {}
     for path, renderer in renderers.items():

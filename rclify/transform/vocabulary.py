@@ -118,6 +118,9 @@ class Vocabulary:
     # defined differently for different files), each (params, body, identifiers)
     pending: dict[str, list[tuple[tuple[str, ...], str, frozenset[str]]]] = field(default_factory=dict)
     read: set[tuple[str, int]] = field(default_factory=set)  # #define directives read: (file, offset)
+    # static wrappers defined again, under the same name, in another file (libmicrohttpd's
+    # MHD_ip_count_lock in src/lib/ and src/microhttpd/): (file, name) -> that file's own
+    static_twins: dict[tuple[str, str], "Wrapper"] = field(default_factory=dict)
 
     def names(self) -> set[str]:
         return set(PTHREAD_OPS) | set(self.macros) | set(self.wrappers)
@@ -690,8 +693,11 @@ def add_wrappers(parsed: ParsedFile, root: Path, vocab: Vocabulary) -> None:
         names = [n.encode() for n in vocab.names()]
         found = False
         for fn in parsed.tu.cursor.get_children():
-            if fn.kind != K.FUNCTION_DECL or not fn.is_definition() or fn.location.file is None \
-                    or fn.spelling in vocab.wrappers:
+            if fn.kind != K.FUNCTION_DECL or not fn.is_definition() or fn.location.file is None:
+                continue
+            known = vocab.wrappers.get(fn.spelling)
+            twin = known is not None and known.is_static and fn.storage_class == ci.StorageClass.STATIC
+            if known is not None and not twin:
                 continue
             name = fn.location.file.name
             if name not in files:  # a header: only one under the tree's root
@@ -709,13 +715,18 @@ def add_wrappers(parsed: ParsedFile, root: Path, vocab: Vocabulary) -> None:
             if shape is None:
                 continue
             params = [c for c in fn.get_children() if c.kind == K.PARM_DECL]
-            vocab.wrappers[fn.spelling] = Wrapper(
+            wrapper = Wrapper(
                 name=fn.spelling, kind=shape.op.kind, params=tuple(p.spelling for p in params),
                 param_types=tuple(p.type.spelling for p in params), expr=shape.op.mutex,
                 file=str(here.path.resolve().relative_to(root)), is_static=fn.storage_class == ci.StorageClass.STATIC,
                 start_offset=fn.extent.start.offset, end_offset=fn.extent.end.offset, in_header=in_header,
                 work=shape.work, work_line=shape.work_line, returns_mutex=shape.returns_mutex,
             )
+            if twin:
+                if wrapper.file != known.file:
+                    vocab.static_twins.setdefault((wrapper.file, wrapper.name), wrapper)
+                continue
+            vocab.wrappers[fn.spelling] = wrapper
             found = True
         if not (found and vocab.resolve()):
             return
