@@ -5,6 +5,8 @@
  *                  POLICY is a waiting policy (auto, spin, yield, park) the algorithm honours.
  *   RCLIFY_CLUSTERS=N  groups of CPUs for hierarchical locks (h-synch, cohort locks), 1 .. the
  *                  CPU count; default: the machine's NUMA nodes, else its shared last-level caches.
+ *   RCLIFY_ADMISSION=0  no admission (core/admission.h) for raw-lock algorithms: their strict
+ *                  FIFO order under auto and park too, at the price of collapse when oversubscribed.
  *   RCLIFY_STATS=1 statistics table on stderr at exit.
  *   RCLIFY_FIFO=1  servicing threads under SCHED_FIFO when permitted (RCLIFY_NO_FIFO=1 forbids it).
  *   RCLIFY_IDLE_US / RCLIFY_MGR_US  idle time before a server parks / management timeout.
@@ -20,7 +22,7 @@
 
 #include "core/runtime.h"
 
-struct rcl_settings rcl_settings = { .stats = 0, .fifo = 0, .idle_us = 200, .mgr_us = 5000 };
+struct rcl_settings rcl_settings = { .stats = 0, .fifo = 0, .idle_us = 200, .mgr_us = 5000, .admission = 1 };
 
 struct override {
     char *pattern;
@@ -219,6 +221,7 @@ __attribute__((constructor(101))) static void rcl_config_init(void)
     rcl_settings.idle_us = env_unsigned("RCLIFY_IDLE_US", rcl_settings.idle_us, 0, 10000000);
     rcl_settings.mgr_us = env_unsigned("RCLIFY_MGR_US", rcl_settings.mgr_us, 100, 10000000);
     rcl_settings.clusters = (int)env_unsigned("RCLIFY_CLUSTERS", 0, 1, (unsigned)number_cpus());
+    rcl_settings.admission = (int)env_unsigned("RCLIFY_ADMISSION", 1, 0, 1);
 }
 
 void rcl_config_resolve(const rcl_lock_config_t *own, rcl_lock_config_t *out)

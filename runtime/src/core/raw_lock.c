@@ -59,7 +59,7 @@ int rcl_raw_init(rcl_mutex_t *m, const struct rcl_raw_lock_ops *raw)
         return ENOMEM;
     memset(h, 0, size);
     h->policy = m->config.policy;
-    h->restricts = h->policy == RCL_WAIT_AUTO || h->policy == RCL_WAIT_PARK;
+    h->restricts = rcl_settings.admission && (h->policy == RCL_WAIT_AUTO || h->policy == RCL_WAIT_PARK);
     m->impl = h;
     if (raw->init) {
         int rc = raw->init(rcl_raw_state(m), m);

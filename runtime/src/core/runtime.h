@@ -18,6 +18,7 @@ struct rcl_settings {
     unsigned idle_us;   /* RCLIFY_IDLE_US: idle time before a servicing thread parks */
     unsigned mgr_us;    /* RCLIFY_MGR_US: management thread timeout */
     int clusters;       /* RCLIFY_CLUSTERS: CPU groups of hierarchical locks; 0: the topology's */
+    int admission;      /* RCLIFY_ADMISSION=0 turns admission off (strict FIFO for queue locks) */
 };
 extern struct rcl_settings rcl_settings;
 
