@@ -221,6 +221,14 @@ def test_rclify_toml_keeps_other_tables_and_optional_keys(tmp_path):
     text = (tmp_path / "rclify.toml").read_text()
     assert text.startswith('[transform]\nskip = ["a.c"]')
     assert check.read_config(tmp_path) | {} == {"system": "custom", "build": "make all", "test": "y", "locks": ["*=rcl"]}
+    # written again (each `rclify check` records its plan): the table's own comment names a list
+    # (`locks = ["*=posix", ...]`), which once ended the old table early and left its tail behind
+    (tmp_path / "rclify.toml").write_text(text + '\n[other]\nkey = 1\n')
+    for _ in range(3):
+        check.write_config(tmp_path, plan)
+    text = (tmp_path / "rclify.toml").read_text()
+    assert text.count("[check]") == 1 and text.count("system =") == 1 and "[other]\nkey = 1" in text
+    assert check.read_config(tmp_path)["build"] == "make all"
     (tmp_path / "rclify.toml").write_text("[check]\nbuild = 3\n")
     with pytest.raises(UsageError, match="build has the wrong type"):
         check.read_config(tmp_path)

@@ -133,7 +133,8 @@ def write_config(tree: Path, plan: Plan) -> Path:
     """Records the plan in rclify.toml's [check] table; other tables in the file are kept."""
     path = tree / CONFIG_FILE
     old = path.read_text() if path.is_file() else ""
-    kept = re.sub(r"(?ms)^\[check\][^\[]*", "", old).strip()
+    # the table runs to the next table header (a `[` starting a line; its own comment names a list)
+    kept = re.sub(r"(?ms)^\[check\][ \t]*$.*?(?=^\[|\Z)", "", old).strip()
     section = (
         "[check]\n"
         "# Written by `rclify check`; edit freely.  Commands run at the tree root with RCLIFY_CFLAGS,\n"
