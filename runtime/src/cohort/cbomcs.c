@@ -3,8 +3,8 @@
  * backoff (BO) and an MCS queue lock per cluster (Dice et al., TOPC 2015, section 3.3).  The
  * cohort protocol is in cohort/cohort.h.
  *
- * Global BO lock: a word, 0 free and 1 held, taken by exchange once it reads 0; a failed try
- * doubles the backoff.  Thread-oblivious: any thread may store the 0.  At most one thread per
+ * Global BO lock: core/backoff_lock.h, the ttas algorithm's lock (thread-oblivious: any thread
+ * may release it, as cohorting needs).  At most one thread per
  * cluster ever waits for it (the holder of that cluster's local lock), so its lack of fairness is
  * bounded by the clusters' hand-off limit rather than by the thread count.
  *
@@ -15,11 +15,9 @@
  * and is about to link; the release waits for the link).
  */
 #include "cohort/cohort.h"
+#include "core/backoff_lock.h"
 #include "core/qnode.h"
 #include "core/wait.h"
-
-#define BACKOFF_MIN 4
-#define BACKOFF_MAX 1024
 
 struct mcs_local {
     struct cohort_local cohort; /* first: cohort.h's view of it */
@@ -28,9 +26,8 @@ struct mcs_local {
 } RCL_ALIGNED;
 
 struct cbomcs {
-    struct cohort cohort; /* first */
-    int word;             /* global BO lock: 0 free, 1 held */
-    int sleepers;         /* waiters asleep on word */
+    struct cohort cohort;          /* first */
+    struct rcl_backoff_lock global; /* the global BO lock */
 };
 
 /* ---- local MCS locks ---- */
@@ -98,46 +95,26 @@ static int local_is_held(struct cohort_local *cl)
     return ld_acquire(&((struct mcs_local *)cl)->tail) != NULL;
 }
 
-/* ---- global BO lock ---- */
+/* ---- global BO lock (core/backoff_lock.h; a short spin: one waiter per cluster at most) ---- */
 
 static int global_try(struct cohort *c)
 {
-    struct cbomcs *g = (struct cbomcs *)c;
-    return ld_relaxed(&g->word) == 0 && xchg_acq_rel(&g->word, 1) == 0;
+    return rcl_backoff_try(&((struct cbomcs *)c)->global);
 }
 
 static void global_acquire(struct cohort *c, int policy)
 {
-    struct cbomcs *g = (struct cbomcs *)c;
-    unsigned backoff = BACKOFF_MIN, spent = 0;
-    for (;;) {
-        if (global_try(c))
-            return;
-        /* Back off while the policy allows spinning, then wait on the word (core/wait.h: spins
-         * while the policy lets it, then yields or sleeps until a release). */
-        if (policy == RCL_WAIT_SPIN || spent < RCL_SPIN_SHORT) {
-            for (unsigned i = 0; i < backoff; i++)
-                rcl_pause();
-            spent += backoff;
-            if (backoff < BACKOFF_MAX)
-                backoff *= 2;
-            continue;
-        }
-        rcl_word_wait(&g->word, 1, &g->sleepers, policy, CLOCK_MONOTONIC, NULL);
-    }
+    rcl_backoff_acquire(&((struct cbomcs *)c)->global, policy, RCL_SPIN_SHORT);
 }
 
 static void global_release(struct cohort *c, int policy)
 {
-    struct cbomcs *g = (struct cbomcs *)c;
-    st_release(&g->word, 0);
-    if (policy != RCL_WAIT_SPIN)
-        rcl_word_wake(&g->word, &g->sleepers, 1);
+    rcl_backoff_release(&((struct cbomcs *)c)->global, policy);
 }
 
 static int global_is_held(struct cohort *c)
 {
-    return ld_acquire(&((struct cbomcs *)c)->word) != 0;
+    return rcl_backoff_is_held(&((struct cbomcs *)c)->global);
 }
 
 static const struct cohort_ops cbomcs_cohort = {
