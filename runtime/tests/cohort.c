@@ -178,7 +178,9 @@ static struct rcl_cohort_counts run_stress(struct stress *s, int alg, int policy
         switches += (s->log[i] & ~LOG_OTHERS_LEFT) != (s->log[i - 1] & ~LOG_OTHERS_LEFT);
     CHECK(switches < takes, "%s/%s: the holder's cluster changed %ld times, the global lock was taken %ld times",
           name, policy_names[policy], switches, takes);
-    if (s->nthreads >= 2 * nclusters)
+    /* with 4 threads a cluster or more some always queue; with 2 per cluster (the spin run) they
+     * may never overlap on a slow run (ThreadSanitizer): no hand-off is then no failure */
+    if (s->nthreads >= 4 * nclusters)
         CHECK(passes > 0, "%s/%s: %d threads on %d cluster(s) and no local hand-off", name, policy_names[policy],
               s->nthreads, nclusters);
     CHECK_EQ(rcl_mutex_destroy(&lock), 0, "destroy after the stress (no local lock left held)");
