@@ -35,7 +35,7 @@ macro body, as before).
 import re
 from dataclasses import dataclass, field
 
-from rclify.ctext.tokens import Token, call_arguments, code_only, tokenize
+from rclify.ctext.tokens import Token, balanced, call_arguments, code_only, tokenize
 from rclify.transform.cxx import is_cxx, is_header
 
 INIT = "pthread_mutex_init"
@@ -365,19 +365,10 @@ def _strip(expr: str) -> str:
     while changed:
         before = text
         text = re.sub(r"^\((?:const)?(?:struct)?[A-Za-z_]\w*\*\)", "", text)  # a cast to a pointer type
-        if text.startswith("(") and text.endswith(")") and _balanced(text[1:-1]):
+        if text.startswith("(") and text.endswith(")") and balanced(text[1:-1]):
             text = text[1:-1]
         changed = text != before
     return text
-
-
-def _balanced(text: str) -> bool:
-    depth = 0
-    for ch in text:
-        depth += {"(": 1, ")": -1}.get(ch, 0)
-        if depth < 0:
-            return False
-    return depth == 0
 
 
 def _blank_subscripts(text: str) -> str:
