@@ -35,7 +35,7 @@ macro body, as before).
 import re
 from dataclasses import dataclass, field
 
-from rclify.ctext.tokens import Token, balanced, call_arguments, code_only, tokenize
+from rclify.ctext.tokens import Token, balanced, call_arguments, code_only, matching_bracket, tokenize
 from rclify.transform.cxx import is_cxx, is_header
 
 INIT = "pthread_mutex_init"
@@ -197,20 +197,6 @@ def macros(text: str) -> dict[str, str]:
     return out
 
 
-def _matching(tokens: list[Token], i: int) -> int:
-    opener = tokens[i].text
-    closer = {"(": ")", "[": "]", "{": "}"}[opener]
-    depth = 0
-    for j in range(i, len(tokens)):
-        if tokens[j].text == opener:
-            depth += 1
-        elif tokens[j].text == closer:
-            depth -= 1
-            if depth == 0:
-                return j
-    return -1
-
-
 def _opening(tokens: list[Token], close: int) -> int:
     """Index of the `(` matching the `)` at close, or -1."""
     depth = 0
@@ -254,7 +240,7 @@ def functions(file: str, code: str) -> list[Function]:
                     close = open_ - 2
                     continue
                 break
-            end = _matching(tokens, i)
+            end = matching_bracket(tokens, i)
             if end < 0:
                 break
             open_ = _opening(tokens, close) if close >= 0 and tokens[close].text == ")" else -1

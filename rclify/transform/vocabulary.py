@@ -427,6 +427,16 @@ def _tests_nonzero(cond: str, var: str) -> bool:
 # -- scoped lock statements: a lock held for a block ----------------------------------------------
 
 
+def _invocation_body(macro: Macro, tokens: list[Token], text: str) -> str | None:
+    """The body of `macro` as invoked by the whole of text (tokens: its tokens), arguments
+    substituted; None when text is not exactly one invocation of it."""
+    if not macro.params:
+        return macro.body if len(tokens) == 1 else None
+    if len(tokens) < 3 or tokens[1].text != "(" or matching_bracket(tokens, 1) != len(tokens) - 1:
+        return None
+    return substitute(macro.body, macro.params, split_args(text[tokens[1].end : tokens[-1].start]))
+
+
 def scoped_lock(header: str, vocab: Vocabulary, depth: int = 0) -> LockOp | None:
     """The lock a scoped lock statement holds while its body runs, once: header is the text before
     the body, a `for (INIT; COND; STEP)` as written or as a macro invocation expands it,
@@ -444,12 +454,7 @@ def scoped_lock(header: str, vocab: Vocabulary, depth: int = 0) -> LockOp | None
         macro = vocab.macros.get(tokens[0].text)
         if macro is None:
             return None
-        if macro.params:
-            if len(tokens) < 3 or tokens[1].text != "(" or matching_bracket(tokens, 1) != len(tokens) - 1:
-                return None
-            body = substitute(macro.body, macro.params, split_args(header[tokens[1].end : tokens[-1].start]))
-        else:
-            body = macro.body if len(tokens) == 1 else None
+        body = _invocation_body(macro, tokens, header)
         op = scoped_lock(body, vocab, depth + 1) if body is not None else None
         return replace(op, mutex=pretty(op.mutex), via=macro.name) if op is not None else None
     if len(tokens) < 4 or tokens[1].text != "(" or matching_bracket(tokens, 1) != len(tokens) - 1:
@@ -566,12 +571,7 @@ def guard_lock(text: str, vocab: Vocabulary, depth: int = 0) -> Guard | None:
         return None
     macro = vocab.macros.get(tokens[0].text)
     if macro is not None:
-        if macro.params:
-            if len(tokens) < 3 or tokens[1].text != "(" or matching_bracket(tokens, 1) != len(tokens) - 1:
-                return None
-            body = substitute(macro.body, macro.params, split_args(text[tokens[1].end : tokens[-1].start]))
-        else:
-            body = macro.body if len(tokens) == 1 else None
+        body = _invocation_body(macro, tokens, text)
         guard = guard_lock(body, vocab, depth + 1) if body is not None else None
         return replace(guard, op=replace(guard.op, mutex=pretty(guard.op.mutex), via=macro.name)) if guard else None
     cleanup, kept = None, []  # the cleanup function; the tokens outside __attribute__((...))
