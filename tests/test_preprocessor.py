@@ -1,6 +1,7 @@
 """Preprocessor directives read as text (rclify/ctext/preprocessor.py)."""
 
-from rclify.ctext.preprocessor import define_around, guards_at, other_branches, splits_conditional
+from rclify.ctext.preprocessor import (conditional_around, conditional_block, define_around, guards_at, other_branches,
+                                       splits_conditional)
 
 SOURCE = b"""#ifndef X_H
 #define X_H
@@ -63,3 +64,48 @@ def test_comments_after_an_ifndef_do_not_make_the_guard_test_exponential():
     later `*/` when the line after the comments was no #define."""
     src = b"#ifndef X\n" + b"/* comment */\n" * 60 + b"int x;\n#endif\n"
     assert guards_at(src, src.index(b"int x")) == ["#ifndef X"]
+
+
+BLOCKS = b"""void f(void)
+{
+#if THREADS
+    check(x);
+    lock(&m);
+#endif
+    work();
+#if THREADS
+    unlock(&m);
+# if DEBUG
+    trace();
+# endif
+    destroy(&m);
+#endif
+#ifdef A
+    a();
+#else
+    lock(&m);
+#endif
+}
+"""
+
+
+def test_conditional_block_holds_other_statements_and_nested_blocks():
+    at = BLOCKS.index(b"lock(&m);")
+    block = conditional_block(BLOCKS, at, at + len(b"lock(&m);"))
+    assert block is not None and block.line == "#if THREADS"
+    assert BLOCKS[block.body_start:at].strip() == b"check(x);"
+    assert BLOCKS[block.end:].startswith(b"    work();")
+    assert conditional_around(BLOCKS, at, at + len(b"lock(&m);")) is None  # not alone in it
+    at = BLOCKS.index(b"unlock(&m);")
+    block = conditional_block(BLOCKS, at, at + len(b"unlock(&m);"))
+    assert block is not None and BLOCKS[block.body_end - 20:block.body_end].strip().endswith(b"destroy(&m);")
+    assert BLOCKS[block.end:].startswith(b"#ifdef A")
+
+
+def test_conditional_block_refuses_else_branches_and_spans_with_directives():
+    at = BLOCKS.rindex(b"lock(&m);")
+    assert conditional_block(BLOCKS, at, at + 9) is None  # in an #else branch
+    at = BLOCKS.index(b"a();")
+    assert conditional_block(BLOCKS, at, at + 4) is None  # its block has an #else
+    start, end = BLOCKS.index(b"unlock(&m);"), BLOCKS.index(b"destroy(&m);")
+    assert conditional_block(BLOCKS, start, end) is None  # the span holds # if DEBUG ... # endif

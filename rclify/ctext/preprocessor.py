@@ -5,6 +5,7 @@ questions rclify asks about directives are answered here, from the file's text.
 """
 
 import re
+from dataclasses import dataclass
 
 
 def logical_lines(text: str):
@@ -99,29 +100,65 @@ def other_branches(data: bytes, offset: int, since: int = 0) -> list[tuple[int, 
     return ranges
 
 
-_IF_LINE = re.compile(rb"[ \t]*#[ \t]*(if|ifdef|ifndef)\b[^\n]*\n")
+@dataclass(frozen=True)
+class ConditionalBlock:
+    """An `#if` block with no #else: [start, body_start) is its #if line, [body_start, body_end)
+    what it holds, [body_end, end) its #endif line; line is the #if line's text."""
+    start: int
+    body_start: int
+    body_end: int
+    end: int
+    line: str
+
+
+def conditional_block(data: bytes, start: int, end: int) -> ConditionalBlock | None:
+    """The innermost #if block holding [start, end), when it has no #else or #elif and the span
+    itself opens or closes none; else None.  libmicrohttpd's way of optional locking:
+    `#if THREADS` / (other statements) `lock(&m);` / `#endif`."""
+    opening = None
+    depth = 0
+    for m in reversed(list(_DIRECTIVE.finditer(data, 0, start))):
+        word = m.group(1)
+        if word == b"endif":
+            depth += 1
+        elif word.startswith(b"if"):
+            if depth == 0:
+                opening = m
+                break
+            depth -= 1
+        elif depth == 0:  # start is in an #else or #elif branch
+            return None
+    if opening is None or _DIRECTIVE.search(data[start:end]):
+        return None
+    line, line_end = _directive_text(data, opening.start())
+    if line_end < 0 or line_end >= start:
+        return None
+    depth = 0
+    for m in _DIRECTIVE.finditer(data, end):
+        word = m.group(1)
+        if word.startswith(b"if"):
+            depth += 1
+        elif word == b"endif" and depth > 0:
+            depth -= 1
+        elif word == b"endif":
+            closing = _ENDIF_LINE.match(data, m.start())
+            if closing is None:
+                return None
+            return ConditionalBlock(opening.start(), line_end + 1, m.start(), closing.end(), line)
+        elif depth == 0:  # an #else or #elif of the block
+            return None
+    return None
+
+
 _ENDIF_LINE = re.compile(rb"[ \t]*#[ \t]*endif\b[^\n]*(?:\n|\Z)")
 
 
-def conditional_around(data: bytes, start: int, end: int) -> tuple[int, int, str] | None:
-    """When the statement [start, end) is alone in an #if block with no #else (`#ifdef THREADS` /
-    `lock(&m);` / `#endif`, libmicrohttpd's way), the block's extent (from its #if line to after its
-    #endif line) and its #if line; else None."""
-    line_start = data.rfind(b"\n", 0, start) + 1
-    if data[line_start:start].strip():
+def conditional_around(data: bytes, start: int, end: int) -> ConditionalBlock | None:
+    """The #if block (conditional_block) in which the statement [start, end) is alone."""
+    block = conditional_block(data, start, end)
+    if block is None or data[block.body_start:start].strip() or data[end:block.body_end].strip():
         return None
-    before = data.rfind(b"\n", 0, max(line_start - 1, 0)) + 1 if line_start > 0 else 0
-    opening = _IF_LINE.fullmatch(data, before, line_start)
-    if opening is None or data[before:line_start].rstrip().endswith(b"\\"):
-        return None
-    rest = data.find(b"\n", end)
-    rest = len(data) if rest < 0 else rest + 1
-    if data[end:rest].strip():
-        return None
-    closing = _ENDIF_LINE.match(data, rest)
-    if closing is None:
-        return None
-    return before, closing.end(), data[before:line_start].decode(errors="replace").strip()
+    return block
 
 
 def same_condition(a: str, b: str) -> bool:

@@ -46,14 +46,15 @@ def spatch_env(extra: dict[str, str] | None = None) -> dict[str, str]:
 
 def run_spatch(patch: Path, root: Path, files: list[str], jobs: int, mode: str = "json",
                extra_env: dict[str, str] | None = None, extra_args: list[str] | None = None,
-               timeout: int = 900) -> tuple[list[dict], dict[str, str], str]:
+               timeout: int = 900, macro_file: Path = MACRO_FILE) -> tuple[list[dict], dict[str, str], str]:
     """Runs one semantic patch over files (relative to root) in one spatch process.
+    macro_file: MACRO_FILE, or one that adds the tree's declaration macros to it (tree_macros.py).
 
     Returns (json records, {file: first parse error}, raw stdout).
     """
     require(patch)
     cmd = ["spatch", "--sp-file", str(patch), "-D", mode, "--no-includes", "--verbose-parsing",
-           "--macro-file", str(MACRO_FILE),
+           "--macro-file", str(macro_file),
            "--timeout", str(TIMEOUT_PER_FILE), "--no-show-diff",
            "--max-width", str(MAX_WIDTH), *(extra_args or [])]
     if jobs > 1 and len(files) > 1:

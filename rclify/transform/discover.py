@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from rclify.ctext.spatch import run_spatch
+from rclify.ctext.spatch import MACRO_FILE, run_spatch
 from rclify.ctext.preprocessor import define_around
 from rclify.ctext.tokens import call_arguments, code_only
 from rclify.paths import SEMANTIC_PATCHES_DIR
@@ -195,8 +195,8 @@ def _site(rec: dict, texts: dict[str, str]) -> Site | None:
 
 
 def discover(root: Path, files: list[Path], jobs: int = 1,
-             progress: Callable[[str], None] | None = None) -> Discovery:
-    """Finds the pthread mutex/cond sites of files (under root)."""
+             progress: Callable[[str], None] | None = None, macro_file: Path = MACRO_FILE) -> Discovery:
+    """Finds the pthread mutex/cond sites of files (under root).  macro_file: spatch's (spatch.py)."""
     started = time.monotonic()
     say = progress or (lambda message: None)
     root = Path(root)
@@ -208,7 +208,7 @@ def discover(root: Path, files: list[Path], jobs: int = 1,
     say(f"discover: spatch {PATCH.name} over {len(scanned)} of {len(rel)} files")
     records, failures = [], {}
     for group, language in by_language(scanned):  # C++ files: spatch --c++, where it parses them
-        found, failed, _ = run_spatch(PATCH, root, group, jobs, extra_args=language)
+        found, failed, _ = run_spatch(PATCH, root, group, jobs, extra_args=language, macro_file=macro_file)
         records += found
         failures |= failed
     records += define_calls(texts, scanned, records)

@@ -9,7 +9,7 @@ release it.  RegionAnalysis (regions.py) walks what lies between; the whole-func
 import clang.cindex as ci
 
 from rclify.ctext.cparse import ParsedFile, statement_range as stmt_range
-from rclify.ctext.preprocessor import conditional_around, same_condition, splits_conditional
+from rclify.ctext.preprocessor import conditional_around, conditional_block, same_condition, splits_conditional
 from rclify.ctext.tokens import identifiers_used, matching_bracket, normalize, tokenize
 from rclify.transform.refusals import Reason
 from rclify.transform.regions import (RELEASED, SETJMP, VA, Region, RegionAnalysis, goto_label, may_be_lock,
@@ -364,29 +364,37 @@ def _check_preprocessor(parsed: ParsedFile, regions: list[Region]) -> None:
 
 def _widen_to_conditional_locks(parsed: ParsedFile, region: Region) -> bool:
     """`#if THREADS / lock / #endif ... #if THREADS / unlock / #endif`: when the lock, the final
-    unlock and every exit's unlock each sit alone in an #if block testing the same thing, the region
-    takes the blocks in (the section exists under that condition, render.py) and returns True."""
+    unlock and every exit's unlock each sit in an #if block testing the same thing, the region
+    takes the blocks in (the section exists under that condition, render.py) and returns True.
+    The lock's block may hold statements before it (`mhd_assert(...); lock(&m);`), the final
+    unlock's statements after it (`unlock(&m); destroy(&m);`): they stay where they are, under
+    the condition; an exit's unlock must be alone in its block (its tail runs in the caller)."""
     data = parsed.data
-    lock = conditional_around(data, region.start, region.lock_end)
-    if lock is None or region.is_trylock:
+    lock = conditional_block(data, region.start, region.lock_end)
+    if lock is None or region.is_trylock or data[region.lock_end:lock.body_end].strip():
         return False
-    spans = [(region.body_end, region.end)] if region.body_end < region.end else []
-    spans += [(e.unlock_start, e.tail_start) for e in region.exits]
-    blocks = [conditional_around(data, a, b) for a, b in spans]
-    if any(b is None or not same_condition(b[2], lock[2]) for b in blocks):
+    has_end = region.body_end < region.end
+    final = conditional_block(data, region.body_end, region.end) if has_end else None
+    if has_end and (final is None or data[final.body_start:region.body_end].strip()
+                    or not same_condition(final.line, lock.line)):
         return False
-    new_start, new_lock_end = lock[0], lock[1]
-    new_end = blocks[0][1] if region.body_end < region.end else region.end
-    if splits_conditional(parsed.text(new_start, new_end)):
+    blocks = [conditional_around(data, e.unlock_start, e.tail_start) for e in region.exits]
+    if any(b is None or not same_condition(b.line, lock.line) for b in blocks):
         return False
-    region.start, region.lock_end = new_start, new_lock_end
-    if region.body_end < region.end:
-        region.body_end, region.end = blocks[0][0], blocks[0][1]
-        blocks = blocks[1:]
+    new_end = final.end if final is not None else region.end
+    if splits_conditional(parsed.text(lock.start, new_end)):
+        return False
+    if data[lock.body_start:region.start].strip():
+        region.conditional_before = (lock.body_start, region.start)
+    region.start, region.lock_end = lock.start, lock.end
+    if final is not None:
+        if data[region.end:final.body_end].strip():
+            region.conditional_after = (region.end, final.body_end)
+        region.body_end, region.end = final.start, final.end
     for exit_, block in zip(region.exits, blocks):
-        exit_.unlock_start, exit_.tail_start = block[0], block[1]
+        exit_.unlock_start, exit_.tail_start = block.start, block.end
     region.body_end_stmt = region.end
-    region.conditional_lock = lock[2]
+    region.conditional_lock = lock.line
     return True
 
 

@@ -63,6 +63,10 @@ class Region:
     # `#if THREADS` line when every lock and unlock of the region sits alone in such a block:
     # start/lock_end/body_end/end and the exits' unlock spans then cover the blocks (render.py)
     conditional_lock: str = ""
+    # what else those blocks hold: statements before the lock in its block, after the final unlock
+    # in its block; kept in place around the call under the condition (render.py)
+    conditional_before: tuple[int, int] | None = None
+    conditional_after: tuple[int, int] | None = None
     end_work: str = ""  # the final unlock wrapper's work, run at the end of the section
     end_work_of: Wrapper | None = None  # that wrapper
     ends_by_exit: bool = False  # no path reaches the end of the section (a lock guard's block that returns)

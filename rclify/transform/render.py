@@ -202,7 +202,16 @@ class FileRenderer:
         if region.conditional_lock:
             # the section exists when the locks do; without them, the original text (its lock
             # blocks compile to nothing there)
-            call = (f"{region.conditional_lock}\n{call}\n#else\n#line {self._line(region.start)}\n"
+            before = after = ""
+            if region.conditional_before:  # the lock's block's other statements, before the call
+                a, b = region.conditional_before
+                before = f"#line {self._line(a)}\n{self.parsed.text(a, b).rstrip()}\n"
+            if region.conditional_after:  # the final unlock's block's, after it
+                a, b = region.conditional_after
+                text = self.parsed.text(a, b)
+                text = text[text.rfind("\n", 0, len(text) - len(text.lstrip())) + 1:]  # from its first code line
+                after = f"\n#line {self._code_line(a)}\n{text.rstrip()}"
+            call = (f"{region.conditional_lock}\n{before}{call}{after}\n#else\n#line {self._line(region.start)}\n"
                     f"{self.parsed.text(region.start, region.end).rstrip()}\n#endif")
         call += f"\n#line {self._line(region.end)}\n"
         self._counters[fn_name] = n

@@ -29,7 +29,7 @@ import time
 from pathlib import Path
 from typing import Callable
 
-from rclify.ctext.spatch import run_spatch
+from rclify.ctext.spatch import MACRO_FILE, run_spatch
 from rclify.ctext.tokens import code_only
 from rclify.transform.cxx import by_language, config_refs_for_cxx, is_cxx
 from rclify.transform.discover import relative_files
@@ -84,14 +84,15 @@ class ApiRewrite(dict):
 
 
 def rewrite_api(root: Path, files: list[Path], sites: list[LockSite], config_header: Path, jobs: int = 1,
-                progress: Callable[[str], None] | None = None, kept: KeptPosix | None = None) -> ApiRewrite:
+                progress: Callable[[str], None] | None = None, kept: KeptPosix | None = None,
+                macro_file: Path = MACRO_FILE) -> ApiRewrite:
     """The new text of each file the API rewrite changes: {root / relative path: text} (root as
     given), an ApiRewrite dict that also carries errors, notes and failures.
 
     root: the tree; files: its C files (absolute or relative to root); sites: the lock sites
     (rclify.transform.lock_table); config_header: where lock_config.h is (or will be); kept: the
     locks that stay pthread mutexes (rclify.transform.kept_posix): hidden from the patches and the
-    text pass.
+    text pass; macro_file: spatch's (rclify.ctext.spatch).
     """
     started = time.monotonic()
     say = progress or (lambda message: None)
@@ -120,7 +121,8 @@ def rewrite_api(root: Path, files: list[Path], sites: list[LockSite], config_hea
             for group, language in by_language(todo):  # C++ files: spatch --c++, where it parses them
                 records, failures, _ = run_spatch(API_DIR / patch, work, group, jobs, mode="json",
                                                   extra_env={"RCLIFY_LOCK_SITES": str(sites_json)},
-                                                  extra_args=[*language, "-D", "patch", "--in-place"])
+                                                  extra_args=[*language, "-D", "patch", "--in-place"],
+                                                  macro_file=macro_file)
                 result.records += records
                 for file, message in failures.items():
                     result.failures.setdefault(file, message)

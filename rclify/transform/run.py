@@ -26,7 +26,7 @@ from pathlib import Path
 import clang.cindex as ci
 
 from rclify import atomic_file, lock_config
-from rclify.ctext import spatch
+from rclify.ctext import spatch, tree_macros
 from rclify.ctext.cparse import ParsedFile
 from rclify.errors import UsageError
 from rclify.progress import Progress
@@ -90,8 +90,14 @@ def analyse_tree(root: Path, files: list[Path], config_path: Path, options: Opti
     cxx = sum(map(is_cxx, files))
     progress(f"{len(files) - cxx} C files{f' and {cxx} C++ files' if cxx else ''} under {shown or root}")
 
-    with _timed(outcome, "spatch_discover_s"):
-        discovery = discover(root, files, jobs=options.jobs, progress=progress)
+    macro_file = _spatch_macro_file(root, files, outcome, progress)
+    cleanups = [lambda: macro_file.unlink(missing_ok=True)]
+    try:
+        with _timed(outcome, "spatch_discover_s"):
+            discovery = discover(root, files, jobs=options.jobs, progress=progress, macro_file=macro_file)
+    except BaseException:
+        cleanups[0]()
+        raise
     outcome.failures.update(discovery.failures)
     outcome.not_handled = [{"api": NOT_HANDLED[s.kind], "call": s.api, "file": s.file, "line": s.line,
                             "function": s.function, "lock": s.expr, "text": f"{s.api}({', '.join(s.args)})"}
@@ -99,7 +105,7 @@ def analyse_tree(root: Path, files: list[Path], config_path: Path, options: Opti
     progress(f"discovered {len(discovery.sites)} lock sites ({outcome.timings['spatch_discover_s']:.1f}s)")
 
     flags = build_flags.find(root, options.database, options.cflags, progress)  # as the build compiles
-    cleanups = [flags.cleanup]  # scratch build directories, header stubs
+    cleanups.append(flags.cleanup)  # scratch build directories, header stubs
     try:
         outcome.build_flags = flags.source
         with _timed(outcome, "libclang_s"):
@@ -141,7 +147,8 @@ def analyse_tree(root: Path, files: list[Path], config_path: Path, options: Opti
 
         kept_ids = kept.lock_ids | {s.lock_id for s in table.sites if s.file in kept.unchanged}
         outcome.locks = _lock_entries(table, outcome, config_path, kept_ids | kept_call_sites(table.sites, kept_ids))
-        staging = Staging(root, table, config_path, flags.for_file, options.jobs, outcome, progress, kept)
+        staging = Staging(root, table, config_path, flags.for_file, options.jobs, outcome, progress, kept,
+                          macro_file)
         with _timed(outcome, "spatch_rewrite_and_verify_s"):
             outcome.changed = staging.rewrite_and_verify(files, rendered)
         progress(f"rewrote the lock API in {len(outcome.changed)} files "
@@ -150,6 +157,18 @@ def analyse_tree(root: Path, files: list[Path], config_path: Path, options: Opti
         for cleanup in cleanups:
             cleanup()
     return outcome
+
+
+def _spatch_macro_file(root: Path, files: list[Path], outcome: Outcome, progress: Progress) -> Path:
+    """spatch's macro file for this tree: ours and the tree's declaration macros (tree_macros.py)."""
+    texts = {str(f.relative_to(root)): f.read_text(errors="surrogateescape") for f in files}
+    names = tree_macros.declaration_macros(texts)
+    if names:
+        shown = ", ".join(names[:8]) + (f" and {len(names) - 8} more" if len(names) > 8 else "")
+        note = f"spatch reads {len(names)} declaration macros of the tree as empty: {shown}"
+        progress(note)
+        outcome.api_notes.append(note)
+    return tree_macros.write_macro_file(spatch.MACRO_FILE, names)
 
 
 def _first_commit(root: Path, files: list[Path], outcome: Outcome, config_path: Path) -> apply_step.Commit:

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Callable
 
 from rclify import lock_config
+from rclify.ctext.spatch import MACRO_FILE
 from rclify.runtime_build import cflags
 from rclify.transform import rewrite_api
 from rclify.transform.cxx import cxx_compiles, is_cxx_source, is_header
@@ -66,6 +67,7 @@ class Staging:
     outcome: Outcome
     progress: Callable[[str], None]
     kept: KeptPosix = field(default_factory=KeptPosix)  # locks that stay pthread ones; files left as they are
+    macro_file: Path = MACRO_FILE  # spatch's: with the tree's declaration macros (ctext/tree_macros.py)
 
     def rewrite_and_verify(self, files: list[Path], rendered: dict[Path, str]) -> dict[str, str]:
         """Returns {relative path: new text} of every file that changes and still compiles."""
@@ -102,7 +104,8 @@ class Staging:
             shutil.rmtree(self.dir, ignore_errors=True)
 
     def _rewrite(self, paths: list[Path]) -> dict[Path, str]:
-        result = rewrite_api.rewrite_api(self.dir, paths, self.table.sites, self.config, self.jobs, kept=self.kept)
+        result = rewrite_api.rewrite_api(self.dir, paths, self.table.sites, self.config, self.jobs, kept=self.kept,
+                                         macro_file=self.macro_file)
         outcome = self.outcome
         outcome.api_errors += [e for e in result.errors if e not in outcome.api_errors]
         outcome.api_notes += [n for n in result.notes if n not in outcome.api_notes]

@@ -1,0 +1,98 @@
+"""The tree's own declaration macros, given to spatch as empty (its --macro-file).
+
+spatch does not expand the tree's headers (`--no-includes`), so a macro it does not know before a
+declaration stops its parser, and the whole function goes: `_MHD_NORETURN static void f(...)`,
+`_MHD_EXTERN enum MHD_Result g(...)`, `void *(MHD_THRD_CALL_SPEC_ *fn)(void *)`.  Such macros
+only decorate a declaration: every definition the tree has of them, in every `#if` branch, is
+empty or made of attributes, storage and inline keywords, calling conventions and compiler
+extension words (`__declspec(dllexport) extern`, `__attribute__((visibility("default")))`,
+`__stdcall`, Solaris's `__global`).  Read as empty they leave a declaration spatch parses the way
+the compiler does; their text in the file is not changed (spatch prints the original tokens).
+Anything else (a type, a value, a statement) is left to spatch's own heuristics.
+"""
+
+import re
+import tempfile
+from pathlib import Path
+
+from rclify.ctext.preprocessor import logical_lines
+from rclify.ctext.tokens import code_only, matching_bracket, tokenize
+
+_OBJECT_DEFINE = re.compile(r"^\s*#\s*define\s+([A-Za-z_]\w*)(?![\w(])(.*)$", re.S)
+
+_DECORATION_WORDS = {
+    "extern", "static", "inline", "_Noreturn", "_Thread_local", "__thread", "register",
+    "__inline", "__inline__", "__forceinline", "__extension__", "__restrict", "__restrict__",
+    "__stdcall", "__cdecl", "__fastcall", "__thiscall", "__vectorcall", "WINAPI", "CALLBACK",
+}
+_DECORATION_CALLS = {"__attribute__", "__attribute", "__declspec", "__pragma", "_Pragma", "alignas", "_Alignas"}
+_C_KEYWORDS = {
+    "auto", "break", "case", "char", "const", "continue", "default", "do", "double", "else", "enum",
+    "extern", "float", "for", "goto", "if", "inline", "int", "long", "register", "restrict", "return",
+    "short", "signed", "sizeof", "static", "struct", "switch", "typedef", "union", "unsigned", "void",
+    "volatile", "while", "_Bool", "_Noreturn", "_Thread_local",
+}
+# double-underscore words that are types, not decorations: dropping one would lose a declaration's type
+_EXTENSION_TYPE = re.compile(r"^__(int\d*|m\d+\w*|float\d*|bf16|fp16|builtin_va_list|auto_type|typeof\w*)$")
+
+
+def _is_decoration(body: str, decorations: set[str]) -> bool:
+    tokens = tokenize(code_only(body))
+    i = 0
+    while i < len(tokens):
+        word = tokens[i].text
+        if word in _DECORATION_CALLS:
+            if i + 1 >= len(tokens) or tokens[i + 1].text != "(":
+                return False
+            close = matching_bracket(tokens, i + 1)
+            if close < 0:
+                return False
+            i = close + 1
+            continue
+        extension = word.startswith("__") and tokens[i].kind == "ident" and not _EXTENSION_TYPE.match(word)
+        if not (word in _DECORATION_WORDS or word in decorations or extension):
+            return False
+        i += 1
+    return True
+
+
+def object_macro_definitions(texts: dict[str, str]) -> dict[str, list[str]]:
+    """{name: [body of each object-like #define of it]} over the given files' texts."""
+    found: dict[str, list[str]] = {}
+    for text in texts.values():
+        if "define" not in text:
+            continue
+        for _, _, line in logical_lines(text):
+            m = _OBJECT_DEFINE.match(line)
+            if m and m.group(1) not in _C_KEYWORDS:
+                found.setdefault(m.group(1), []).append(m.group(2))
+    return found
+
+
+def declaration_macros(texts: dict[str, str]) -> list[str]:
+    """The names whose every definition only decorates a declaration (see the module's comment),
+    those defined in terms of each other included; sorted."""
+    definitions = object_macro_definitions(texts)
+    decorations: set[str] = set()
+    changed = True
+    while changed:  # a macro made of other decoration macros is one too: iterate to the fixpoint
+        changed = False
+        for name, bodies in definitions.items():
+            if name not in decorations and all(_is_decoration(b, decorations) for b in bodies):
+                decorations.add(name)
+                changed = True
+    # an empty macro that is only ever empty (an include guard, a feature flag) needs no entry
+    return sorted(n for n in decorations if any(code_only(b).strip() for b in definitions[n]))
+
+
+def write_macro_file(base: Path, names: list[str], directory: Path | None = None) -> Path:
+    """A macro file: base's text, then `#define NAME` for each name.  The caller removes it."""
+    text = base.read_text()
+    if names:
+        text += "\n/* the tree's declaration macros (rclify.ctext.tree_macros) */\n"
+        text += "".join(f"#define {name}\n" for name in names)
+    handle = tempfile.NamedTemporaryFile("w", prefix="rclify-macros-", suffix=".h", delete=False,
+                                         dir=directory)
+    with handle:
+        handle.write(text)
+    return Path(handle.name)
