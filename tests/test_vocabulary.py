@@ -9,7 +9,8 @@ import pytest
 
 from rclify.ctext.tokens import call_arguments, normalize, split_args
 from rclify.transform.analyse import analyse, regions_of
-from rclify.transform.vocabulary import Vocabulary, checks_result, classify, guard_lock, scoped_lock, substitute
+from rclify.transform.vocabulary import (Vocabulary, checks_result, classify, guard_lock, scoped_lock, scoped_lock_shape,
+                                        substitute)
 
 TREE = Path(__file__).parent / "fixtures" / "smpl" / "tree"
 
@@ -95,6 +96,7 @@ static inline void hdr_take_(struct lk *l, const char *f, int line)
 """
 
 IDIOMS_C = """\
+#include <assert.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include "idioms.h"
@@ -136,6 +138,14 @@ static pthread_mutex_t *guard_lock(pthread_mutex_t *m) { pthread_mutex_lock(m); 
 static void guard_unlock(pthread_mutex_t **m) { pthread_mutex_unlock(*m); }
 #define GUARD(m) pthread_mutex_t *g_ __attribute__((cleanup(guard_unlock))) = guard_lock(&(m))
 #define WITH_LOCK(m) for (int i_ = (pthread_mutex_lock(&(m)), 0); !i_; pthread_mutex_unlock(&(m)), i_ = 1)
+static inline void xz_lock(pthread_mutex_t *mutex) { int ret = pthread_mutex_lock(mutex); assert(ret == 0); (void)ret; }
+static inline void xz_unlock(pthread_mutex_t *mutex) { int ret = pthread_mutex_unlock(mutex); assert(!ret); (void) ret; }
+static inline void xz_unlock_late(pthread_mutex_t *mutex) { int ret = pthread_mutex_unlock(mutex); assert(ret == flag); }
+#define SYNC(mutex) SYNC_1(mutex, __LINE__)
+#define SYNC_1(mutex, line) SYNC_2(mutex, line)
+#define SYNC_2(mutex, line) \\
+    for (unsigned int i_ ## line = 0; i_ ## line ? (xz_unlock(&(mutex)), 0) : (xz_lock(&(mutex)), 1); i_ ## line = 1) \\
+        for (unsigned int j_ ## line = 0; !j_ ## line; j_ ## line = 1)
 """
 
 
@@ -173,6 +183,19 @@ def test_wrappers_with_work_of_their_own(idioms):
     assert not {"leave_late", "enter_wait", "enter_counted", "enter_maybe"} & set(idioms.wrappers)
 
 
+def test_wrappers_reading_their_result_after_the_call(idioms):
+    """xz's mythread_mutex_lock/unlock: `assert(ret == 0); (void)ret;` after the call reads only
+    the result (0 from the runtime): no work; reading anything else is not dropped."""
+    lock, unlock = idioms.wrappers["xz_lock"], idioms.wrappers["xz_unlock"]
+    assert (lock.kind, lock.work, unlock.kind, unlock.work) == ("lock", "", "unlock", "")
+    assert "xz_unlock_late" not in idioms.wrappers  # work after an unlock: not under the lock
+
+
+def test_pasted_arguments_lose_the_parentheses_of_an_outer_substitution():
+    assert substitute("int i_ ## line = 0", ("line",), ["(__LINE__)"]) == "int i___LINE__ = 0"
+    assert substitute("x = line", ("line",), ["(__LINE__)"]) == "x = ((__LINE__))"
+
+
 def test_lock_macros_under_if_are_read_from_the_branch_the_build_compiles(idioms):
     op = classify("DBG_LOCK(stats);", idioms)
     assert (op.kind, op.key, op.checked) == ("lock", "&stats", True)
@@ -188,10 +211,24 @@ def test_lock_macros_under_if_are_read_from_the_branch_the_build_compiles(idioms
     ("for (int i = (pthread_mutex_lock(&m), 0); !i; pthread_mutex_unlock(&m))", None),  # forever
     ("for (int i = 0; !i; pthread_mutex_unlock(&m), i = 1)", None),  # no lock
     ("for (int i = 0; i < n; i++)", None),
+    # xz's mythread_sync: lock and unlock in the condition's arms, the body in a run-once loop
+    ("SYNC(coder->mutex)", "&coder->mutex"),
+    ("for (int i = 0; i ? (pthread_mutex_unlock(&m), 0) : (pthread_mutex_lock(&m), 1); i = 1)", "&m"),
+    ("for (int i = 1; !i ? (pthread_mutex_unlock(&m), 0) : (pthread_mutex_lock(&m), 1); i = 0)", "&m"),
+    ("for (int i = 0; i ? (pthread_mutex_lock(&m), 0) : (pthread_mutex_unlock(&m), 1); i = 1)", None),  # unlocks first
+    ("for (int i = 0; i ? (pthread_mutex_unlock(&m), 1) : (pthread_mutex_lock(&m), 1); i = 1)", None),  # forever
+    ("for (int i = 0; i ? (pthread_mutex_unlock(&m), 0) : (pthread_mutex_lock(&m), 1); i++)", "&m"),
+    ("for (int i = 0; i ? (pthread_mutex_unlock(&m), 0) : (pthread_mutex_lock(&m), 1); ) ", None),  # never leaves
+    ("for (int i = 0; i ? (pthread_mutex_unlock(&m), 0) : (pthread_mutex_lock(&m), 1); i = 1) for (int j = 0; j < 2; j++)", None),
 ])
 def test_scoped_lock_statements(idioms, header, key):
     op = scoped_lock(header, idioms)
     assert (op.key.replace(" ", "") if op else None) == key
+
+
+def test_scoped_lock_shapes_say_where_break_ends_the_section(idioms):
+    assert scoped_lock_shape("WITH_LOCK(stats)", idioms)[1] is False  # break leaves with the lock held
+    assert scoped_lock_shape("SYNC(stats)", idioms)[1] is True  # break ends the run-once inner loop
 
 
 def test_cleanup_lock_guards(idioms):

@@ -92,7 +92,7 @@ def _scoped_region_at(parsed: ParsedFile, vocab: Vocabulary, function: ci.Cursor
     scoped = scoped_statement(parsed, stmt, vocab)
     if scoped is None:
         return None
-    op, body = scoped
+    op, body, loop = scoped
     start, end = stmt_range(parsed, stmt)
     if body.kind == K.COMPOUND_STMT:
         lock_end, body_end, end = body.extent.start.offset + 1, body.extent.end.offset - 1, body.extent.end.offset
@@ -103,7 +103,7 @@ def _scoped_region_at(parsed: ParsedFile, vocab: Vocabulary, function: ci.Cursor
         statements = [body]
     region = Region(parsed, function, compound, op, start, lock_end, body_end, end, stmt.extent.start.line)
     region.body_end_stmt = end
-    analysis = RegionAnalysis(parsed, vocab, op.key, scope=stmt)
+    analysis = RegionAnalysis(parsed, vocab, op.key, scope=loop, scope_breaks_release=loop is not stmt)
     states = analysis.block(statements, is_switch_body=False)
     if RELEASED in states:
         analysis.problems.append((Reason.UNBALANCED_REGION, region.line))  # the third clause unlocks again

@@ -16,7 +16,7 @@ import clang.cindex as ci
 
 from rclify.ctext.cparse import ParsedFile, statement_range as stmt_range
 from rclify.transform.refusals import Reason
-from rclify.transform.vocabulary import LockOp, Vocabulary, Wrapper, classify, guard_lock, scoped_lock
+from rclify.transform.vocabulary import LockOp, Vocabulary, Wrapper, classify, guard_lock, scoped_lock_shape
 
 K = ci.CursorKind
 
@@ -120,9 +120,10 @@ class RegionAnalysis:
     """Walks one region's statements in the held state, collecting exits and problems."""
 
     def __init__(self, parsed: ParsedFile, vocab: Vocabulary, key: str, scope: ci.Cursor | None = None,
-                 guard: tuple[int, int] | None = None):
+                 guard: tuple[int, int] | None = None, scope_breaks_release: bool = False):
         """scope: the `for` of a scoped lock statement whose body is the region (its `continue`
-        releases the lock and ends the region, its `break` leaves with the lock held).
+        releases the lock and ends the region, its `break` leaves with the lock held; with
+        scope_breaks_release, a run-once loop inside the scoped `for`, its `break` too).
         guard: the range of a lock guard's region (from its declaration to the end of its block):
         every jump out of it (return, break, continue, goto) releases the lock, an exit."""
         self.guard = guard
@@ -133,6 +134,7 @@ class RegionAnalysis:
         self.problems: list[tuple[str, int]] = []
         self.constructs: list[_Construct] = [_Construct(scope)] if scope is not None else []
         self.scope = self.constructs[0] if scope is not None else None
+        self.scope_breaks_release = scope_breaks_release
         self.gotos_held: list[tuple[str, int]] = []
         self.other_locks: list[str] = []
         self.depth = 0  # blocks entered below the region's own statements
@@ -164,7 +166,7 @@ class RegionAnalysis:
                 self.problem(Reason.UNBALANCED_REGION, cursor)
             return states
         if kind == K.FOR_STMT and (scoped := scoped_statement(self.parsed, cursor, self.vocab)) is not None:
-            return self.scoped(cursor, *scoped)
+            return self.scoped(cursor, scoped[0], scoped[1])
         if kind in _LOOPS or kind == K.SWITCH_STMT:
             return self.construct(cursor, children)
         if kind == K.RETURN_STMT:
@@ -192,7 +194,8 @@ class RegionAnalysis:
         if kind in (K.BREAK_STMT, K.CONTINUE_STMT):
             target = self.jump_target(kind)
             if target is not None and target is self.scope:
-                if kind == K.CONTINUE_STMT:  # the third clause unlocks, the statement ends
+                if kind == K.CONTINUE_STMT or self.scope_breaks_release:
+                    # the third clause unlocks, the statement ends (xz's inner loop: after a break too)
                     start, end = stmt_range(self.parsed, cursor)
                     self._add_exit(start, end, end, ends_with_jump=False)
                 else:
@@ -448,15 +451,25 @@ def may_be_lock(cursor: ci.Cursor) -> bool:
         or cursor.kind.is_expression()
 
 
-def scoped_statement(parsed: ParsedFile, cursor: ci.Cursor, vocab: Vocabulary) -> tuple[LockOp, ci.Cursor] | None:
-    """(the lock, the body) of a scoped lock statement: a `for` whose header, as written
-    (`WITH_LOCK(m)`), vocabulary.scoped_lock reads as holding one lock for one run of the body."""
+def scoped_statement(parsed: ParsedFile, cursor: ci.Cursor, vocab: Vocabulary) -> tuple[LockOp, ci.Cursor, ci.Cursor] | None:
+    """(the lock, the body, the loop whose jumps end the section) of a scoped lock statement: a
+    `for` whose header, as written (`WITH_LOCK(m)`, `mythread_sync(m)`), vocabulary.scoped_lock_shape
+    reads as holding one lock for one run of the body.  The loop is the `for` itself (its
+    `continue` ends the section, its `break` leaves with the lock held) or, where the body is in a
+    run-once inner `for` (xz), that one (its `break` and `continue` both end the section)."""
     if cursor.kind != K.FOR_STMT:
         return None
+    start = cursor.extent.start.offset
     body = list(cursor.get_children())[-1]
-    start, body_start = cursor.extent.start.offset, body.extent.start.offset
-    if body.extent.start.file is None or body.extent.start.file.name != cursor.extent.start.file.name \
-            or body_start <= start:
-        return None
-    op = scoped_lock(parsed.text(start, body_start), vocab)
-    return (op, body) if op is not None else None
+    candidates = [(body, cursor)]
+    if body.kind == K.FOR_STMT:  # `for (...) for (...) BODY`, written or from one macro
+        candidates.append((list(body.get_children())[-1], body))
+    for real_body, loop in candidates:
+        body_start = real_body.extent.start.offset
+        if real_body.extent.start.file is None or real_body.extent.start.file.name != cursor.extent.start.file.name \
+                or body_start <= start:
+            continue
+        shape = scoped_lock_shape(parsed.text(start, body_start), vocab)
+        if shape is not None and shape[1] == (loop is not cursor):
+            return shape[0], real_body, loop
+    return None

@@ -19,7 +19,9 @@ A statement is read from its source text (so macro invocations are seen as writt
                                                  (`#define take(l) take_(l, __FILE__, __LINE__)`)
 Statements that hold a lock for a block (scoped lock statements):
     WITH_LOCK(m) { ... }                         a `for` locking in its first clause, unlocking in
-                                                 its third, running its body once (scoped_lock)
+                                                 its third, running its body once (scoped_lock);
+    mythread_sync(m) { ... }                     or locking and unlocking in its condition's two
+                                                 arms, its body in a run-once `for` (xz)
     GUARD(m);                                    a `__attribute__((cleanup))` variable holding the
                                                  lock to the end of its block (guard_lock)
 A wrapper function (wrapper_shape) locks or unlocks one expression of its parameters; its result
@@ -180,7 +182,8 @@ def substitute(body: str, params: tuple[str, ...], args: list[str]) -> str | Non
             i += 1
         elif tok.kind == "ident" and tok.text in mapping:
             raw = pasted or tok.text == "__VA_ARGS__"
-            out.append(mapping[tok.text] if raw else f"({mapping[tok.text]})")
+            arg = _unparenthesized(mapping[tok.text]) if pasted else mapping[tok.text]
+            out.append(arg if raw else f"({arg})")
         else:
             out.append(tok.text)
         paste = False
@@ -188,6 +191,17 @@ def substitute(body: str, params: tuple[str, ...], args: list[str]) -> str | Non
     if paste:
         return None  # `##` at the end of a body is ill-formed
     return body[: tokens[0].start] + "".join(out) if tokens else body
+
+
+def _unparenthesized(arg: str) -> str:
+    """A pasted argument without the parentheses an outer macro's substitution put around it
+    (`helper(m, __LINE__)` passes `(__LINE__)` on; cpp pastes `i_ ## line` as `i___LINE__`): a
+    token pasted to `(` would be ill-formed C, so they can only be ours."""
+    tokens = tokenize(arg)
+    while len(tokens) > 2 and tokens[0].text == "(" and matching_bracket(tokens, 0) == len(tokens) - 1:
+        arg = arg[tokens[1].start : tokens[-1].start]
+        tokens = tokenize(arg)
+    return arg
 
 
 def _arguments(params: tuple[str, ...], args: list[str]) -> dict[str, str] | None:
@@ -438,13 +452,24 @@ def _invocation_body(macro: Macro, tokens: list[Token], text: str) -> str | None
 
 
 def scoped_lock(header: str, vocab: Vocabulary, depth: int = 0) -> LockOp | None:
-    """The lock a scoped lock statement holds while its body runs, once: header is the text before
-    the body, a `for (INIT; COND; STEP)` as written or as a macro invocation expands it,
+    """The lock a scoped lock statement holds while its body runs, once (scoped_lock_shape)."""
+    shape = scoped_lock_shape(header, vocab, depth)
+    return shape[0] if shape is not None else None
+
+
+def scoped_lock_shape(header: str, vocab: Vocabulary, depth: int = 0) -> tuple[LockOp, bool] | None:
+    """(the lock, whether the body is in a run-once inner `for`) of a scoped lock statement: header
+    is the text before the body, a `for (INIT; COND; STEP)` as written or as a macro invocation
+    expands it, in one of two forms:
         #define WITH_LOCK(m) for (int i_ = (pthread_mutex_lock(&(m)), 0); !i_; pthread_mutex_unlock(&(m)), i_ = 1)
-        WITH_LOCK(stats_lock) { hits++; }
     INIT takes one lock, STEP releases it and nothing else, COND tests a flag that INIT makes true
-    and STEP false (`!f` after `f = 0` / `f = 1`, `f` after `f = 1` / `f = 0`, `f++`...), so the
-    body runs exactly once with the lock held.  None for any other header."""
+    and STEP false (`!f` after `f = 0` / `f = 1`, `f` after `f = 1` / `f = 0`, `f++`...);
+        for (unsigned i_ = 0; i_ ? (pthread_mutex_unlock(&(m)), 0) : (pthread_mutex_lock(&(m)), 1); i_ = 1)
+    (xz's mythread_sync): COND locks and yields true while the flag has INIT's value, unlocks and
+    yields false once STEP has changed it.  Either way the body runs exactly once with the lock
+    held.  xz's form follows it with `for (unsigned j_ = 0; !j_; j_ = 1)`, a run-once loop whose
+    `break` and `continue` end the section as its end does (the second value is True then).
+    None for any other header."""
     if depth > _MAX_EXPANSION_DEPTH:
         return None
     tokens = tokenize(header)
@@ -455,22 +480,79 @@ def scoped_lock(header: str, vocab: Vocabulary, depth: int = 0) -> LockOp | None
         if macro is None:
             return None
         body = _invocation_body(macro, tokens, header)
-        op = scoped_lock(body, vocab, depth + 1) if body is not None else None
-        return replace(op, mutex=pretty(op.mutex), via=macro.name) if op is not None else None
-    if len(tokens) < 4 or tokens[1].text != "(" or matching_bracket(tokens, 1) != len(tokens) - 1:
+        shape = scoped_lock_shape(body, vocab, depth + 1) if body is not None else None
+        if shape is None:
+            return None
+        return replace(shape[0], mutex=pretty(shape[0].mutex), via=macro.name), shape[1]
+    if len(tokens) < 4 or tokens[1].text != "(":
         return None
-    clauses = _top_level_split(header[tokens[1].end : tokens[-1].start], ";")
+    close = matching_bracket(tokens, 1)
+    inner = False
+    if close != len(tokens) - 1:  # `for (...) for (...)`: a run-once inner loop, no lock in it
+        rest = header[tokens[close].end:]
+        if close < 0 or not _run_once_loop(rest, vocab, depth):
+            return None
+        inner = True
+    clauses = _top_level_split(header[tokens[1].end : tokens[close].start], ";")
     if len(clauses) != 3:
         return None
-    init, cond, step = clauses
+    op = _lock_in_first_clause(*clauses, vocab, depth) or _lock_in_condition(*clauses, vocab, depth)
+    return (replace(op, checked=False, result=""), inner) if op is not None else None
+
+
+def _lock_in_first_clause(init: str, cond: str, step: str, vocab: Vocabulary, depth: int) -> LockOp | None:
     taken, released = lock_calls(init, vocab, depth + 1), lock_calls(step, vocab, depth + 1)
     if len(taken) != 1 or taken[0].kind != "lock" or lock_calls(cond, vocab, depth + 1) \
             or len(released) != 1 or released[0].kind != "unlock" or released[0].key != taken[0].key \
             or released[0].work:  # an unlock wrapper's work would run after the section: not read
         return None
-    if not _runs_once(init, cond, step, vocab):
+    return taken[0] if _runs_once(init, cond, step, vocab) else None
+
+
+def _lock_in_condition(init: str, cond: str, step: str, vocab: Vocabulary, depth: int) -> LockOp | None:
+    """`f ? (UNLOCK, 0) : (LOCK, 1)` with f = INIT's value first, STEP's after (see scoped_lock_shape)."""
+    if lock_calls(init, vocab, depth + 1) or lock_calls(step, vocab, depth + 1):
         return None
-    return replace(taken[0], checked=False, result="")
+    test, *branches = _top_level_split(cond, "?")
+    if len(branches) != 1:
+        return None
+    arms = _top_level_split(branches[0], ":")
+    flag = _flag_test(test)
+    if len(arms) != 2 or flag is None:
+        return None
+    name, true_when_zero = flag
+    first = _assigned(init, name, vocab)
+    then = _stepped(step, name, first) if first is not None else None
+    if then is None or (first == 0) == (then == 0):
+        return None
+
+    def arm(flag_value: int) -> tuple[LockOp, int | None] | None:
+        text = arms[0] if (flag_value == 0) == true_when_zero else arms[1]  # the arm cond takes
+        calls = lock_calls(text, vocab, depth + 1)
+        tokens = tokenize(text)
+        if len(calls) != 1 or len(tokens) < 3 or tokens[0].text != "(" or matching_bracket(tokens, 0) != len(tokens) - 1:
+            return None
+        parts = _top_level_split(text[tokens[1].start : tokens[-1].start], ",")
+        return (calls[0], _value(parts[-1], vocab)) if len(parts) == 2 else None
+
+    entered, left = arm(first), arm(then)
+    if entered is None or left is None:
+        return None
+    (lock, lock_value), (unlock, unlock_value) = entered, left
+    if lock.kind != "lock" or unlock.kind != "unlock" or lock.key != unlock.key or unlock.work \
+            or not lock_value or unlock_value != 0:
+        return None
+    return lock
+
+
+def _run_once_loop(text: str, vocab: Vocabulary, depth: int) -> bool:
+    """Is text exactly `for (INIT; COND; STEP)` running its body once, with no lock call?"""
+    tokens = tokenize(text)
+    if len(tokens) < 4 or tokens[0].text != "for" or tokens[1].text != "(" \
+            or matching_bracket(tokens, 1) != len(tokens) - 1 or lock_calls(text, vocab, depth + 1):
+        return False
+    clauses = _top_level_split(text[tokens[1].end : tokens[-1].start], ";")
+    return len(clauses) == 3 and _runs_once(*clauses, vocab)
 
 
 def _runs_once(init: str, cond: str, step: str, vocab: Vocabulary) -> bool:
@@ -783,6 +865,9 @@ def wrapper_shape(parsed: ParsedFile, fn: ci.Cursor, vocab: Vocabulary) -> Wrapp
     before, after = statements[:at], statements[at + 1 :]
     if after and checks_result(parsed.text(*statement_range(parsed, after[0])), op):
         after = after[1:]
+    result_variable = next((t.text for t in reversed(tokenize(op.result.split("=")[0])) if t.kind == "ident"), "")
+    while after and _only_reads_result(parsed.text(*statement_range(parsed, after[0])), result_variable):
+        after = after[1:]  # `assert(ret == 0); (void)ret;` (xz): the runtime's result is 0
     returns_mutex = op.kind == "lock" and len(after) == 1 and after[0].kind == K.RETURN_STMT \
         and normalize(parsed.text(*statement_range(parsed, after[0])).strip()[len("return"):].rstrip(";")) \
         == normalize(op.mutex)
@@ -806,6 +891,25 @@ def wrapper_shape(parsed: ParsedFile, fn: ci.Cursor, vocab: Vocabulary) -> Wrapp
     declarations = [parsed.text(*statement_range(parsed, s)).strip() for s in uninitialised
                     if {c.spelling for c in s.get_children()} & used]
     return WrapperShape(op, " ".join([*declarations, text]), work[0].extent.start.line)
+
+
+def _only_reads_result(text: str, result: str) -> bool:
+    """Is text `(void)R;` or `assert(...)` of an expression reading nothing but the call's
+    result variable R and constants (no assignment, no call)?"""
+    if not result:
+        return False
+    tokens = [t for t in tokenize(text) if t.text != ";"]
+    texts = [t.text for t in tokens]
+    if texts in (["(", "void", ")", result], ["(", "void", ")", "(", result, ")"]):
+        return True
+    if len(tokens) < 4 or texts[0] != "assert" or texts[1] != "(" or matching_bracket(tokens, 1) != len(tokens) - 1:
+        return False
+    inner = tokens[2:-1]
+    return all(t.kind == "number" or t.text == result or (t.kind == "punct" and t.text in _COMPARISONS)
+               for t in inner) and result in texts
+
+
+_COMPARISONS = {"==", "!=", "<", ">", "<=", ">=", "!", "(", ")", "&&", "||"}
 
 
 def _declares_without_initializer(stmt: ci.Cursor) -> bool:
