@@ -9,6 +9,7 @@ from rclify.paths import RUNTIME_DIR, require
 
 BUILD_DIR = RUNTIME_DIR / "build"
 STATIC_LIB = BUILD_DIR / "librclify.a"
+LINK_OBJECT = BUILD_DIR / "librclify.o"  # the archive's members as one relocatable object
 PROFILER_LIB = BUILD_DIR / "librclify_prof.so"
 PKGCONFIG_FILE = BUILD_DIR / "pkgconfig" / "rclify.pc"
 
@@ -27,7 +28,7 @@ def make(target: str, what: str, product: Path | None = None) -> str:
 
 def build_runtime(quiet: bool = True) -> Path:
     """Builds the runtime and the profiler; returns the static library's path."""
-    out = make("all", "the runtime")
+    out = make("all", "the runtime", LINK_OBJECT)
     if not quiet and out.strip():
         print(out, end="")
     write_pkgconfig()
@@ -40,8 +41,10 @@ def cflags() -> list[str]:
 
 def libs() -> list[str]:
     """Link flags that work wherever a build puts them (LDFLAGS before the objects, LIBS or LDLIBS
-    after): the archive is linked whole, so no member waits for a reference that comes later."""
-    return ["-Wl,--push-state,--whole-archive", str(STATIC_LIB), "-Wl,--pop-state", "-pthread", "-ldl"]
+    after), libtool's reordering included: the runtime as one relocatable object, which the linker
+    takes whole in any position, unlike an archive's members, which only resolve references made
+    before them.  No commas (no -Wl,...): trees substitute @LIBS@ with `sed s,...,...,`."""
+    return [str(LINK_OBJECT), "-pthread", "-ldl"]
 
 
 def write_pkgconfig() -> Path:

@@ -151,7 +151,7 @@ def test_a_changed_runtime_cleans_the_tree_so_that_binaries_are_relinked(tmp_pat
     tree = make_tree(tmp_path / "p", {"a.t": T_PASS})
     with (tree / "Makefile").open("a") as f:  # the count shows how many times the tree was cleaned
         f.write("clean:\n\trm -f prog\n\techo cleaned >> clean-count\n")
-    lib = tmp_path / "librclify.a"  # stands for the runtime library named in the link flags
+    lib = tmp_path / "librclify.o"  # stands for the runtime object named in the link flags
     lib.write_text("runtime v1")
     flags = (FLAGS[0], [*FLAGS[1], str(lib)])
     # Not a real archive: the tree links without it, the fingerprint reads it.

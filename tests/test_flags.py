@@ -46,6 +46,50 @@ def test_libs_link_in_any_make_variable(tmp_path, variable):
     assert run.stdout == "1 rcl\n"
 
 
+def test_libs_have_no_comma():
+    # Trees substitute @LIBS@ with sed using "," as the delimiter (xz's liblzma.pc:
+    # sed -e 's,@LIBS[@],$(LIBS),g'), so a comma in the flags breaks their build.
+    libs = flags("--libs")
+    assert "," not in libs and "," not in flags("--cflags")
+
+
+LIBRARY = r"""#include <rclify.h>
+static rcl_mutex_t m = RCL_MUTEX_INITIALIZER(RCL_CONFIG_DEFAULT);
+static int bump(void *ctx) { ++*(int *)ctx; return 0; }
+int lib_bump(int *n) { return rcl_execute(&m, bump, n); }
+"""
+USER = r"""#include <rclify.h>
+#include <stdio.h>
+int lib_bump(int *n);
+static rcl_mutex_t m = RCL_MUTEX_INITIALIZER(RCL_CONFIG_DEFAULT);
+static int bump(void *ctx) { ++*(int *)ctx; return 0; }
+int main(void)
+{
+    int n = 0;
+    lib_bump(&n);
+    rcl_execute(&m, bump, &n);
+    printf("%d %s\n", n, rcl_algorithm_name(rcl_mutex_algorithm(&m)));
+    return 0;
+}
+"""
+
+
+def test_libs_link_a_shared_library_and_its_program_as_libtool_does(tmp_path):
+    # libtool links a shared library with LIBS wherever it sorts them (here before the objects), and
+    # its programs with LIBS again (xz: liblzma.so and xz both get $RCLIFY_LIBS).
+    (tmp_path / "lib.c").write_text(LIBRARY)
+    (tmp_path / "main.c").write_text(USER)
+    cflags, libs = flags("--cflags").split(), flags("--libs").split()
+    for cmd in (["cc", "-fPIC", *cflags, "-c", "lib.c"], ["cc", "-shared", "-o", "libuser.so", *libs, "lib.o"],
+                ["cc", *cflags, "-c", "main.c"], ["cc", "-o", "prog", "main.o", "-L.", "-luser", *libs]):
+        step = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True)
+        assert step.returncode == 0, f"{' '.join(cmd)}: {step.stderr}"
+    run = subprocess.run(["./prog"], cwd=tmp_path, capture_output=True, text=True, timeout=30,
+                         env={"RCLIFY_LOCKS": "*=rcl", "LD_LIBRARY_PATH": str(tmp_path)})
+    assert run.returncode == 0, run.stderr
+    assert run.stdout == "2 rcl\n"
+
+
 def test_pkg_config_says_the_same(tmp_path):
     if shutil.which("pkg-config") is None:
         pytest.skip("pkg-config is not installed")

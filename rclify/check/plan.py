@@ -35,7 +35,7 @@ class Plan:
     origin: str  # where the choice came from: detected, rclify.toml, command line
     notes: list[str] = field(default_factory=list)
     # Run before the build when the runtime changed since the tree was last built: the program's
-    # makefiles do not know its binaries depend on librclify.a, so they would not relink them.
+    # makefiles do not know its binaries depend on librclify.o, so they would not relink them.
     clean: str | None = None
 
 

@@ -149,9 +149,9 @@ def runtime_not_linked(text: str, log: Path | None = None) -> BuildError | None:
     where = f"; build log: {log}" if log else ""
     return BuildError(
         f"the link failed on undefined references to the rclify runtime ({shown}): the link line lacks "
-        "its libraries, which must come after the objects: use $(LDLIBS) or $(LIBS) there (rclify check "
-        "sets both to $RCLIFY_LIBS), or $(LDFLAGS) if the rule puts it after the objects; a rule with a "
-        f"hard-coded -lpthread needs one of them, or the output of `rclify flags --libs`{where}"
+        "its libraries: use $(LDLIBS) or $(LIBS) there, anywhere on the line (rclify check appends "
+        "$RCLIFY_LIBS to both); a rule with a hard-coded -lpthread needs one of them, or the output of "
+        f"`rclify flags --libs`{where}"
     )
 
 

@@ -10,7 +10,7 @@ changes nothing (a useful baseline).  Data flows:
 Commands are shell commands run at the tree root.  They see the runtime's flags in the environment,
 so the recorded commands stay valid on another machine:
     RCLIFY_CFLAGS  compiler flags (include path of rclify.h)
-    RCLIFY_LIBS    link flags (librclify.a -pthread -ldl)
+    RCLIFY_LIBS    link flags (librclify.o -pthread -ldl)
     RCLIFY_JOBS    parallel build jobs
     RCLIFY_MK      a makefile fragment appending the two above to CFLAGS / LDLIBS / LIBS (plain make)
 """
@@ -214,7 +214,7 @@ def _run_tests(tree: Path, plan: Plan, built: RunResult, locks: list[str], env: 
 
 
 def runtime_fingerprint(flags: tuple[list[str], list[str]]) -> str:
-    """sha256 over the flags and the content of every file they name (librclify.a)."""
+    """sha256 over the flags and the content of every file they name (librclify.o)."""
     digest = hashlib.sha256()
     for arg in [*flags[0], "\0", *flags[1]]:
         digest.update(arg.encode() + b"\0")
