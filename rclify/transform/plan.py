@@ -173,10 +173,10 @@ def runs_on_caller_thread(region: Region, state: ThreadState, section: str,
     """Does the section (named `section`, rclify_cs_<section>) run on its caller's thread?  Yes
     when the analysis cannot show it uses no thread-local state (thread_state.py), unless
     lock_config.h says otherwise for this section."""
-    tails = [(e.tail_start, e.tail_end) for e in region.exits]
+    tails = region.unlocked_spans()
     nodes = [n for n in region.home.walk_preorder()
              if region.lock_end <= n.extent.start.offset < region.body_end
-             and not any(s <= n.extent.start.offset < e for s, e in tails)]  # tails run in the caller
+             and not any(s <= n.extent.start.offset < e for s, e in tails)]  # tails (and B) run in the caller
     because = state.section_cause(nodes) or ""
     may_wait = state.waits_on_condvar(nodes)
     for wrapper in region.wrappers_used():  # a wrapper's work runs in the section too

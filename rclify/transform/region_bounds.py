@@ -11,6 +11,7 @@ import clang.cindex as ci
 from rclify.ctext.cparse import ParsedFile, statement_range as stmt_range
 from rclify.ctext.preprocessor import conditional_around, conditional_block, same_condition, splits_conditional
 from rclify.ctext.tokens import identifiers_used, matching_bracket, normalize, tokenize
+from rclify.transform.loop_regions import loop_region
 from rclify.transform.refusals import Reason
 from rclify.transform.regions import (RELEASED, SETJMP, VA, Region, RegionAnalysis, goto_label, may_be_lock,
                                      scoped_statement, unlabeled)
@@ -27,6 +28,7 @@ def find_regions(parsed: ParsedFile, function: ci.Cursor, vocab: Vocabulary) -> 
         return []
     regions: list[Region] = []
     lock_statements: list[tuple[int, int]] = []  # blocks inside these are a macro's braces
+    relocks: set[int] = set()
     for compound in (n for n in body.walk_preorder() if n.kind == K.COMPOUND_STMT):
         if any(s <= compound.extent.start.offset < e for s, e in lock_statements):
             continue
@@ -49,10 +51,12 @@ def find_regions(parsed: ParsedFile, function: ci.Cursor, vocab: Vocabulary) -> 
                     lock_statements.append((start, end))
                 continue
             lock_statements.append((start, end))
-            if op.kind == "unlock":
-                continue
+            if op.kind == "unlock" or start in relocks:
+                continue  # a loop-carried section's relock is part of it
             region = _region_at(parsed, vocab, function, compound, children, i, op, compound == body)
             regions.append(region)
+            if region.loop is not None:
+                relocks.add(region.loop.relock[0])
     regions += _scoped_bodies(parsed, vocab, function, body)
     regions += _timed_lock_regions(parsed, vocab, function, body, regions)
     _check_nested_exits(regions)
@@ -80,6 +84,8 @@ def _region_at(parsed: ParsedFile, vocab: Vocabulary, function: ci.Cursor, compo
         following = following[1:]
     reason = Reason.LOCK_UNLOCK_IN_DIFFERENT_FUNCTIONS if is_function_body else Reason.UNBALANCED_REGION
     _close(parsed, vocab, region, following, reason)
+    if region.problems and (loop := loop_region(parsed, vocab, region, following)) is not None:
+        _finish(region, loop)  # a worker's loop: unlocked and locked again in its body
     return region
 
 

@@ -70,6 +70,13 @@ class Region:
     end_work: str = ""  # the final unlock wrapper's work, run at the end of the section
     end_work_of: Wrapper | None = None  # that wrapper
     ends_by_exit: bool = False  # no path reaches the end of the section (a lock guard's block that returns)
+    loop: object | None = None  # a loop-carried section's pieces (loop_regions.LoopParts)
+
+    def unlocked_spans(self) -> list[tuple[int, int]]:
+        """What runs in the caller, unlocked, though inside [lock_end, body_end): exits' tails,
+        a loop-carried section's B."""
+        spans = [(e.tail_start, e.tail_end) for e in self.exits]
+        return spans + [self.loop.released] if self.loop is not None else spans
 
     def wrappers_used(self) -> list[Wrapper]:
         """The wrappers whose generated functions the section uses: the lock's accessor, the

@@ -22,7 +22,7 @@ from rclify.templates import templates
 from rclify.transform import plan
 from rclify.lock_config import SectionOverride
 from rclify.transform.plan import Capture, Declarations, Hoist, Placement
-from rclify.transform.refusals import Refusal
+from rclify.transform.refusals import Reason, Refusal
 from rclify.transform.regions import Exit, Region
 from rclify.transform.thread_state import ThreadState
 from rclify.transform.vocabulary import Wrapper
@@ -153,12 +153,20 @@ class FileRenderer:
         exit_edits = [(e.unlock_start, e.tail_end, f"{_exit_statement(e, returned)}\n#line {self._line(e.tail_end)}\n")
                       for e in region.exits]
         hoist_edits = [(h.start, h.end, h.assignment) for h in hoists]
-        body = self._render_range(region.lock_end, region.body_end, exit_edits + hoist_edits)
+        if region.loop is not None:
+            if hoists:
+                raise Refusal(Reason.HOIST_NOT_SIMPLE)
+            body = self._loop_body(region, exit_edits)
+        else:
+            body = self._render_range(region.lock_end, region.body_end, exit_edits + hoist_edits)
         # a wrapper's work runs where its call stood: first (after locking), last (before unlocking)
         body = (f" {region.lock.work}" if region.lock.work else "") + body + region.end_work
 
         captures = plan.captures(self.parsed, self._decls, region, body,
                                  {v.spelling: v for h in hoists for v in h.variables})
+        if region.loop is not None:  # where the section goes on: at the loop's test, or with D
+            captures.append(Capture("rclify_resume", "int rclify_resume", f"rclify_resume_{fn_name}_{n}",
+                                    "rclify_ctx->rclify_resume"))
         if returned:
             typ = fn.result_type.spelling
             captures.append(Capture(returned, declarator(typ, f"(*{returned})"), f"&{returned}",
@@ -190,7 +198,11 @@ class FileRenderer:
             if region.otherwise is not None:
                 exits.insert(0, {"flag": -1, "tail": self._render_range(*region.otherwise).strip(),
                                  "line": self._code_line(region.otherwise[0])})
-        call = templates().get_template("extract/call_site.c.j2").render(
+        if region.loop is not None:
+            exits.append({"flag": len(region.exits) + 1, "line": self._code_line(region.loop.released[0]),
+                          "released": self._released_text(region)})
+        call = templates().get_template("extract/loop_call_site.c.j2" if region.loop is not None
+                                        else "extract/call_site.c.j2").render(
             hoists=[region.lock.result] * bool(region.lock.result)
             + [h.declaration for h in hoists if h.start not in outer_hoisted]
             + [f"{declarator(fn.result_type.spelling, returned)};"] * bool(returned),
@@ -225,6 +237,39 @@ class FileRenderer:
         self.functions.setdefault(_insertion_point(self.parsed.data, fn), []).append(cs)
         self.extractions.append(extraction)
         return call
+
+    def _loop_body(self, region: Region, exit_edits: list[tuple[int, int, str]]) -> str:
+        """A loop-carried section (loop_regions.py): P and the loop's first clause on the first
+        run; D, the step and the test on the next ones; A; then the flag that runs B."""
+        parts = region.loop
+
+        def text(span: tuple[int, int] | None) -> str:
+            if span is None:
+                return ""
+            return f"#line {self._code_line(span[0])}\n" + self._render_range(*span, exit_edits).strip("\n") + "\n"
+
+        def expression(span: tuple[int, int] | None) -> str:
+            return self._render_range(*span) if span is not None else ""
+
+        run_b = len(region.exits) + 1
+        step = f", {expression(parts.step)}" if parts.step is not None else ""
+        test = f"if (!({expression(parts.test)}))\n            break;\n" if parts.test is not None else ""
+        unlock_work = f"{parts.unlock_op.work}\n" if parts.unlock_op.work else ""
+        relock_work = f"{parts.relock_op.work}\n" if parts.relock_op.work else ""
+        relock_result = f"{parts.relock_op.result}\n" if parts.relock_op.result else ""
+        return (f"    if (!rclify_resume) {{\n{text(parts.prelude)}"
+                + (f"        {expression(parts.init)};\n" if parts.init is not None else "")
+                + f"    }}\n    for (int rclify_pass = rclify_resume; ; rclify_pass = 0{step}) {{\n"
+                + f"        if (rclify_pass) {{\n{relock_result}{relock_work}{text(parts.retaken)}            continue;\n        }}\n"
+                + f"        {test}{text(parts.held)}{unlock_work}        return {run_b};\n    }}\n"
+                + text(parts.after))
+
+    def _released_text(self, region: Region) -> str:
+        """B, run by the caller between two runs of a loop-carried section, with the mid-loop
+        unlock's result kept (`err = 0;`)."""
+        parts = region.loop
+        result = f"{parts.unlock_op.result} " if parts.unlock_op.result else ""
+        return result + self._render_range(*parts.released).strip()
 
     def _line(self, offset: int) -> int:
         """1-based line of an offset of the original file: generated code keeps lines with #line."""
