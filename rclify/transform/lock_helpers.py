@@ -19,8 +19,9 @@ A function defined in the tree is a helper when
     (`l = malloc(..); pthread_mutex_init(&l->m, ..); return l;`), and
   * it does nothing else than set that up: every function it calls allocates or clears memory,
     sets up mutex or condvar attributes or a condvar, reports a failure (abort, assert, perror,
-    fprintf, exit, ...), is another helper, or is a function-like macro of the tree calling only
-    those.
+    fprintf, exit, ...), is another helper, is a function-like macro of the tree calling only
+    those, or is a function of the program that can neither create nor take a lock and is not
+    handed the lock's object (pigz's my_malloc() and fail(); see _helper_of).
 So libuv's `uv_loop_init(loop)`, which initialises loop->wq_mutex among much else, is not a
 helper: the lock it creates is named where it calls uv_mutex_init.  A helper's own init sites keep
 their entries: the configuration of the locks it creates where no call site has an entry (a call
