@@ -34,6 +34,33 @@ def test_database_flags_are_per_file_with_absolute_include_paths(tmp_path):
     assert flags.source.startswith("compile_commands.json")
 
 
+def test_a_file_the_database_does_not_list_gets_the_flags_of_its_directory(tmp_path):
+    """xz 5.4.1: CMake builds crc32_fast.c, not crc32_small.c beside it, nor the xz program's
+    include paths for liblzma's; a file it leaves out (parsed anyway: its lock API is rewritten)
+    found its own headers through the flags of its directory's files, not the whole build's."""
+    lib, check, prog = tmp_path / "src/liblzma", tmp_path / "src/liblzma/check", tmp_path / "src/xz"
+    for d in (check, prog, lib / "common"):
+        d.mkdir(parents=True)
+    (lib / "common/common.h").write_text("#define ALIGNED 1\n")
+    (check / "crc32_fast.c").write_text('#include "common.h"\n')
+    (check / "crc32_small.c").write_text('#include "common.h"\n')
+    (prog / "main.c").write_text("int main(void) { return 0; }\n")
+    (tmp_path / "compile_commands.json").write_text(json.dumps([
+        {"directory": str(tmp_path), "file": "src/liblzma/check/crc32_fast.c",
+         "command": "cc -DLIB -Isrc/liblzma/common -Isrc/common -c src/liblzma/check/crc32_fast.c"},
+        {"directory": str(tmp_path), "file": "src/xz/main.c", "command": "cc -Isrc/common -c src/xz/main.c"},
+    ]))
+    flags = build_flags.find(tmp_path, None, ["-DUSER"], quiet)
+    small = check / "crc32_small.c"
+    assert not flags.built(small)
+    assert flags.for_file(small) == [f"-I{tmp_path}", "-DLIB", f"-I{lib / 'common'}", f"-I{tmp_path / 'src/common'}", "-DUSER"]
+    assert flags.for_file(lib / "common/other.c") == flags.for_file(small)  # the nearest directory with listed files
+    assert flags.for_file(prog / "extra.c") == [f"-I{tmp_path}", f"-I{tmp_path / 'src/common'}", "-DUSER"]
+    assert flags.for_file(tmp_path / "tools/gen.c") == flags.default == [f"-I{tmp_path}", f"-I{tmp_path / 'src/common'}", "-DUSER"]
+    from rclify.ctext import cparse
+    assert cparse.parse(small, flags.for_file(small)).stubbed == []
+
+
 def test_a_database_naming_only_missing_files_is_one_clear_error(tmp_path):
     (tmp_path / "compile_commands.json").write_text(json.dumps(
         [{"directory": str(tmp_path), "file": "gone.c", "command": "cc -c gone.c"}]))

@@ -18,6 +18,8 @@ import pytest
 from rclify.transform.discover import Discovery, Site, discover
 from rclify.transform.lock_table import build_lock_table, normalize
 from rclify.ctext.preprocessor import define_around
+from rclify.ctext.spatch import MACRO_FILE
+from rclify.ctext.tree_macros import declaration_macros, write_macro_file
 from rclify.paths import CORPUS_DIR
 
 TREE = Path(__file__).parent / "fixtures" / "smpl" / "tree"
@@ -204,3 +206,32 @@ def test_a_define_spatch_cannot_parse_is_not_a_failure(tmp_path):
     found = discover(tmp_path, [tmp_path / "scoped.c"])
     assert found.failures == {}
     assert {(s.kind, s.line) for s in found.sites} >= {("lock", 2), ("unlock", 2), ("cond_signal", 9)}
+
+
+def test_a_storage_macro_is_read_as_its_storage_class(tmp_path):
+    """pigz's yarn.c: `#define local static`, then `local lock threads_lock = {
+    PTHREAD_MUTEX_INITIALIZER, ... }` (a struct holding the mutex): it gets its id, as with plain
+    `static`; and `local pthread_mutex_t m;` in two files are two locks, not one tentative global
+    (`pthread_mutex_t m;` in two files is one object: lock_table.py)."""
+    (tmp_path / "yarn.h").write_text("#define local static\n")
+    (tmp_path / "yarn.c").write_text(
+        '#include <pthread.h>\n#include "yarn.h"\n'
+        "struct lock_s { pthread_mutex_t mutex; pthread_cond_t cond; long value; };\n"
+        "typedef struct lock_s lock;\n"
+        "local lock threads_lock = {\n    PTHREAD_MUTEX_INITIALIZER,\n    PTHREAD_COND_INITIALIZER,\n    0\n};\n"
+        "long bump(void) {\n    pthread_mutex_lock(&threads_lock.mutex);\n"
+        "    long v = ++threads_lock.value;\n    pthread_mutex_unlock(&threads_lock.mutex);\n    return v;\n}\n")
+    for name in ("a.c", "b.c"):
+        (tmp_path / name).write_text(
+            '#include <pthread.h>\n#include "yarn.h"\nlocal pthread_mutex_t m;\n'
+            "void f(void) { pthread_mutex_lock(&m); pthread_mutex_unlock(&m); }\n")
+    files = [tmp_path / "yarn.c", tmp_path / "a.c", tmp_path / "b.c", tmp_path / "yarn.h"]
+    texts = {p.name: p.read_text() for p in files}
+    macros = write_macro_file(MACRO_FILE, declaration_macros(texts), tmp_path)  # as run.py: spatch reads `local` as empty
+    found = discover(tmp_path, files, macro_file=macros)
+    assert found.failures == {}
+    assert {(s.file, s.static) for s in found.of_kind("mutex_var") if s.scope == "file"} == {("a.c", True), ("b.c", True)}
+    table = build_lock_table(found, texts)
+    assert {s.lock_id for s in table.sites} == {"yarn.c:threads_lock.mutex", "a.c:m", "b.c:m"}
+    assert table.by_id["yarn.c:threads_lock.mutex"].kind == "static_mutex"
+    assert table.by_id["yarn.c:threads_lock.mutex"].static

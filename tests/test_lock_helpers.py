@@ -129,6 +129,62 @@ def test_each_call_names_its_lock_in_the_callers_terms(helpers):
     assert [c.internal for c in helpers.calls if c.function == "new_lock"] == [True]
 
 
+YARN_C = """
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#define local static
+typedef struct { pthread_mutex_t mutex; pthread_cond_t cond; long value; } lock;
+void (*yarn_abort)(int) = NULL;
+local void *(*my_malloc_f)(size_t) = malloc;
+local pthread_mutex_t log_mutex = PTHREAD_MUTEX_INITIALIZER;
+local void fail(int err, char const *file, long line) {
+    fprintf(stderr, "error %d (%s:%ld)\\n", err, file, line);
+    if (yarn_abort != NULL)
+        yarn_abort(err);
+    exit(err);
+}
+local void *my_malloc(size_t size, char const *file, long line) {
+    void *block;
+    if ((block = my_malloc_f(size)) == NULL)
+        fail(12, file, line);
+    return block;
+}
+local void note(char const *what) { pthread_mutex_lock(&log_mutex); fputs(what, stderr); pthread_mutex_unlock(&log_mutex); }
+local void clear_value(lock *l) { l->value = 0; }
+lock *new_lock_(long initial, char const *file, long line) {
+    lock *bolt = my_malloc(sizeof(lock), file, line);
+    int ret = pthread_mutex_init(&(bolt->mutex), NULL);
+    if (ret)
+        fail(ret, file, line);
+    ret = pthread_cond_init(&(bolt->cond), NULL);
+    if (ret)
+        fail(ret, file, line);
+    bolt->value = initial;
+    return bolt;
+}
+lock *noted_lock(void) { lock *l = my_malloc(sizeof(lock), "", 0); note("new"); pthread_mutex_init(&l->mutex, NULL); return l; }
+lock *pair_lock(void) { lock *l = my_malloc(sizeof(lock), "", 0); pthread_mutex_init(&l->mutex, NULL); twice(); return l; }
+local void twice(void) { free(new_lock_(0, "", 0)); }
+void reset_lock(lock *l) { pthread_mutex_init(&l->mutex, NULL); clear_value(l); }
+lock *a, *b;
+int main(void) { a = new_lock_(0, __FILE__, __LINE__); b = new_lock_(1, __FILE__, __LINE__); return 0; }
+"""
+
+
+def test_a_helper_may_call_program_functions_that_neither_create_nor_take_locks():
+    """pigz's yarn.c: new_lock_() allocates through the program's my_malloc() (itself through a
+    function pointer) and reports errors through its fail() (which may call the program's
+    yarn_abort pointer): a helper, one lock per call.  Not helpers: a function calling one that
+    takes a lock (note()), one reaching another helper (twice()), one handing the lock's object to
+    a function of the program (clear_value(l): the object's set-up, as uv_loop_init(loop) does)."""
+    found = infer({"yarn.c": YARN_C})
+    assert sorted(found.helpers) == ["new_lock_"]
+    assert [(lock.param, lock.path) for lock in found.helpers["new_lock_"].locks] == [(-1, "->mutex")]
+    assert [(c.function, [c.lock_expression(l) for l in c.helper.locks]) for c in found.calls if not c.internal] == \
+        [("twice", ["new_lock_()->mutex"]), ("main", ["&a->mutex"]), ("main", ["&b->mutex"])]
+
+
 def test_lock_expressions():
     assert root("m") == ("m", "")
     assert root("&l->m") == ("l", "->m")

@@ -85,6 +85,36 @@ def declaration_macros(texts: dict[str, str]) -> list[str]:
     return sorted(n for n in decorations if any(code_only(b).strip() for b in definitions[n]))
 
 
+def storage_classes(texts: dict[str, str]) -> dict[str, str]:
+    """{declaration macro: 'static' or 'extern'} for the declaration macros (see
+    declaration_macros()) whose every definition says that storage class, through other such
+    macros too: pigz's `#define local static`.  Readers of a declaration's text (discover.py's
+    `static`, struct_instances.py) see through them as spatch does with them read as empty."""
+    definitions = object_macro_definitions(texts)
+    names = set(declaration_macros(texts))
+    out: dict[str, str] = {}
+    changed = True
+    while changed:
+        changed = False
+        for name in sorted(names - set(out)):
+            words = [{out.get(t.text, t.text) for t in tokenize(code_only(body))} for body in definitions[name]]
+            for storage in ("static", "extern"):
+                if words and all(storage in w for w in words):
+                    out[name] = storage
+                    changed = True
+                    break
+    return out
+
+
+def expand_storage(code: str, storage: dict[str, str]) -> str:
+    """code with each storage macro (storage_classes()) replaced by its storage class, padded
+    with blanks when shorter (a reader's offsets after it stay close; lines stay)."""
+    if not storage:
+        return code
+    pattern = re.compile(r"\b(" + "|".join(sorted(map(re.escape, storage))) + r")\b")
+    return pattern.sub(lambda m: storage[m.group(1)].ljust(len(m.group(1))), code)
+
+
 def write_macro_file(base: Path, names: list[str], directory: Path | None = None) -> Path:
     """A macro file: base's text, then `#define NAME` for each name.  The caller removes it."""
     text = base.read_text()

@@ -34,12 +34,25 @@ _KEPT_WITH_VALUE = ("-I", "-D", "-U", "-include", "-isystem", "-iquote", "-idira
 @dataclass
 class BuildFlags:
     source: str  # how they were found, for the progress line and the report
-    default: list[str]  # for a file the database does not list
+    default: list[str]  # for a file the database does not list, in no directory it lists files of
     per_file: dict[Path, list[str]] = field(default_factory=dict)
     scratch: list[Path] = field(default_factory=list)  # removed by cleanup()
+    # a compile database: {directory: the flags every file it lists there and below shares}
+    by_directory: dict[Path, list[str]] = field(default_factory=dict)
 
     def for_file(self, path: Path) -> list[str]:
-        return self.per_file.get(Path(path).resolve(), self.default)
+        """A listed file's own flags; for another file (a header; a C file the build does not
+        compile: xz's crc32_small.c beside the crc32_fast.c it builds, microlzma_decoder.c where
+        CMake leaves it out) those its nearest directory's listed files share: the include
+        paths of the library it belongs to, which the flags common to the whole build (a
+        library's and its programs') lack."""
+        path = Path(path).resolve()
+        if path in self.per_file:
+            return self.per_file[path]
+        for directory in path.parents:
+            if directory in self.by_directory:
+                return self.by_directory[directory]
+        return self.default
 
     def built(self, path: Path) -> bool:
         """Does the build compile this C file?  Known only from a compile database."""
@@ -56,6 +69,7 @@ def find(root: Path, database_dir: Path | None, extra: list[str], progress: Call
         or _guessed(root)
     flags.default = [*flags.default, *extra]
     flags.per_file = {path: [*f, *extra] for path, f in flags.per_file.items()}
+    flags.by_directory = {path: [*f, *extra] for path, f in flags.by_directory.items()}
     progress(f"build flags: {flags.source}")
     return flags
 
@@ -93,7 +107,22 @@ def read_database(path: Path, root: Path, name: str) -> BuildFlags:
         raise UsageError(f"{path} names only files that do not exist (first: {missing[0]}): "
                          "regenerate it, or remove it to let rclify find the flags")
     default = [f"-I{root}", *_common(per_file.values())]
-    return BuildFlags(f"{name} ({len(per_file)} files)", default, per_file)
+    return BuildFlags(f"{name} ({len(per_file)} files)", default, per_file, by_directory=_by_directory(per_file, default))
+
+
+def _by_directory(per_file: dict[Path, list[str]], default: list[str]) -> dict[Path, list[str]]:
+    """{directory: -I of the root, then the flags common to the listed files in it and below}, for
+    each directory holding a listed file and each of its parents up to the common one (where
+    they are the default)."""
+    under: dict[Path, list[list[str]]] = {}
+    for file, flags in per_file.items():
+        for directory in file.parents:
+            under.setdefault(directory, []).append(flags)
+    out = {}
+    for directory, lists in under.items():
+        common = _common(lists)
+        out[directory] = [default[0], *(f for f in common if f != default[0])]
+    return out
 
 
 def analysis_flags(words: list[str], directory: Path) -> list[str]:

@@ -20,6 +20,7 @@ from typing import Callable
 from rclify.ctext.spatch import MACRO_FILE, run_spatch
 from rclify.ctext.preprocessor import define_around
 from rclify.ctext.tokens import call_arguments, code_only
+from rclify.ctext.tree_macros import expand_storage, storage_classes
 from rclify.paths import SEMANTIC_PATCHES_DIR
 from rclify.transform.cxx import by_language
 
@@ -134,14 +135,15 @@ def define_calls(texts: dict[str, str], files: list[str], records: list[dict]) -
     return out
 
 
-def _is_extern(texts: dict[str, str], rec: dict) -> bool:
+def _is_extern(texts: dict[str, str], rec: dict, storage: dict[str, str] | None = None) -> bool:
     lines = texts[rec["file"]].split("\n")
     line = lines[rec["line"] - 1] if rec["line"] <= len(lines) else ""
-    return re.search(r"\bextern\b", line[: rec["column"]]) is not None
+    return re.search(r"\bextern\b", expand_storage(line[: rec["column"]], storage or {})) is not None
 
 
-def _declaration(texts: dict[str, str], rec: dict) -> tuple[bool, bool]:
-    """(static, alone) for the definition at rec: its declaration says `static`; it declares no
+def _declaration(texts: dict[str, str], rec: dict, storage: dict[str, str] | None = None) -> tuple[bool, bool]:
+    """(static, alone) for the definition at rec: its declaration says `static` (or a storage
+    macro of the tree does: pigz's `local`, see tree_macros.storage_classes); it declares no
     other name (no comma outside brackets between the declaration's start and its `;`)."""
     code = code_only(texts[rec["file"]])
     lines = code.split("\n")
@@ -156,6 +158,7 @@ def _declaration(texts: dict[str, str], rec: dict) -> tuple[bool, bool]:
         end += 1
     head = code[start:at]
     head = "\n".join(line for line in head.split("\n") if not line.lstrip().startswith("#"))
+    head = expand_storage(head, storage or {})
     tail, depth, comma = code[at:end], 0, False
     for ch in tail:
         depth += ch in "([{"
@@ -164,7 +167,7 @@ def _declaration(texts: dict[str, str], rec: dict) -> tuple[bool, bool]:
     return re.search(r"\bstatic\b", head) is not None, not comma and "," not in head
 
 
-def _site(rec: dict, texts: dict[str, str]) -> Site | None:
+def _site(rec: dict, texts: dict[str, str], storage: dict[str, str] | None = None) -> Site | None:
     if rec["kind"] == "call":
         args = tuple(rec["args"])
         return Site(CALL_KINDS.get(rec["name"], "other_mutex_api"), rec["file"], rec["line"], rec["column"],
@@ -175,7 +178,7 @@ def _site(rec: dict, texts: dict[str, str]) -> Site | None:
         return Site(kind, rec["file"], rec["line"], rec["column"], rec["function"], args[0] if args else "", args,
                     api=rec["name"])
     if rec["kind"] == "definition":
-        if _is_extern(texts, rec):
+        if _is_extern(texts, rec, storage):
             return None
         init = rec.get("init") or ""
         if rec["type"] == "pthread_cond_t":
@@ -184,7 +187,7 @@ def _site(rec: dict, texts: dict[str, str]) -> Site | None:
             kind = "static_cond"
         else:
             kind = "static_mutex" if re.search(r"\bPTHREAD_\w*MUTEX_INITIALIZER\w*", init) else "mutex_var"
-        static, alone = _declaration(texts, rec)
+        static, alone = _declaration(texts, rec, storage)
         return Site(kind, rec["file"], rec["line"], rec["column"], rec["function"], rec["name"],
                     scope="function" if rec["function"] else "file", array=bool(rec.get("array")), api=rec["type"],
                     init=init, static=static, alone=alone)
@@ -214,7 +217,8 @@ def discover(root: Path, files: list[Path], jobs: int = 1,
     records += define_calls(texts, scanned, records)
     for file, message in unseen_calls(texts, scanned, records).items():
         failures.setdefault(file, message)
-    sites = {site for rec in records if (site := _site(rec, texts)) is not None}
+    storage = storage_classes(texts)
+    sites = {site for rec in records if (site := _site(rec, texts, storage)) is not None}
     result = Discovery(sorted(sites, key=lambda s: (s.file, s.line, s.column, s.kind)),
                        dict(sorted(failures.items())), time.monotonic() - started)
     say(f"discover: {len(result.sites)} sites, {len(failures)} files with parse errors ({result.seconds:.1f}s)")

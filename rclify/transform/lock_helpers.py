@@ -19,8 +19,9 @@ A function defined in the tree is a helper when
     (`l = malloc(..); pthread_mutex_init(&l->m, ..); return l;`), and
   * it does nothing else than set that up: every function it calls allocates or clears memory,
     sets up mutex or condvar attributes or a condvar, reports a failure (abort, assert, perror,
-    fprintf, exit, ...), is another helper, or is a function-like macro of the tree calling only
-    those.
+    fprintf, exit, ...), is another helper, is a function-like macro of the tree calling only
+    those, or is a function of the program that can neither create nor take a lock and is not
+    handed the lock's object (pigz's my_malloc() and fail(); see _helper_of).
 So libuv's `uv_loop_init(loop)`, which initialises loop->wq_mutex among much else, is not a
 helper: the lock it creates is named where it calls uv_mutex_init.  A helper's own init sites keep
 their entries: the configuration of the locks it creates where no call site has an entry (a call
@@ -55,6 +56,9 @@ _NOT_CALLS = {
     "__asm__", "asm", "case", "do", "else", "_Static_assert", "static_assert", "__builtin_offsetof",
 }
 _MAX_MACRO_DEPTH = 6
+# what a function of the program a helper calls must not reach (besides the helpers)
+_LOCK_API = ("pthread_mutex_", "pthread_rwlock_", "pthread_spin_", "pthread_cond_wait", "pthread_cond_timedwait",
+             "pthread_cond_clockwait", "mtx_", "cnd_wait", "cnd_timedwait")
 _PATH = re.compile(r"(?:(?:->|\.)[A-Za-z_]\w*(?:\[\])*)+")
 
 
@@ -425,12 +429,50 @@ class _Names:
     (libuv's src/unix/thread.c and src/win/thread.c both define uv_mutex_init) the one that is a
     helper."""
 
-    def __init__(self, sources: list[_Source]):
+    def __init__(self, sources: list[_Source], tree_macros: dict[str, str] | None = None):
         self.defs: dict[str, list[tuple[Function, bool]]] = {}  # name -> (definition, static)
         self.helper: dict[tuple[str, str], Helper] = {}  # (file, name) -> the helper it defines
+        self.code = {src.file: src.code for src in sources}
+        self.tree_macros = tree_macros or {}
+        self._lockless: dict[tuple[str, str], bool] = {}
         for src in sources:
             for fn in src.functions:
                 self.defs.setdefault(fn.name, []).append((fn, fn.static))
+
+    def definition(self, name: str, file: str) -> Function | None:
+        """The function a call of name in file reaches (as lookup() does for helpers)."""
+        defs = self.defs.get(name)
+        if not defs:
+            return None
+        own = [fn for fn, static in defs if static and (fn.file == file or is_header(fn.file))]
+        return own[0] if own else next((fn for fn, static in defs if not static), None)
+
+    def lockless(self, name: str, file: str) -> bool:
+        """Is name, called in file, a function of the tree that can neither create nor take a
+        lock: nothing it calls, through the tree's functions and function-like macros, is the
+        pthread lock API (mutexes, condvar waits, rwlocks, spinlocks) or a lock helper?  Calls it
+        makes through function pointers and of library functions are not followed (see
+        _helper_of)."""
+        fn = self.definition(name, file)
+        if fn is None:
+            return False
+        key = (fn.file, fn.name)
+        if key not in self._lockless:
+            self._lockless[key] = True  # a cycle of calls: decided by its other calls
+            code = self.code[fn.file]
+            self._lockless[key] = all(self._lockless_call(n, fn.file, 0)
+                                      for n, _, _ in _calls(code, fn.body_start, fn.body_end))
+        return self._lockless[key]
+
+    def _lockless_call(self, name: str, file: str, depth: int) -> bool:
+        if name == INIT or name.startswith(_LOCK_API) or self.lookup(name, file):
+            return False
+        if self.defs.get(name):
+            return self.lockless(name, file)
+        body = self.tree_macros.get(name)
+        if body is not None and depth <= _MAX_MACRO_DEPTH:
+            return all(self._lockless_call(n, file, depth + 1) for n, _, _ in _calls(body, 0, len(body)))
+        return True  # a library function (or a function pointer: see _helper_of)
 
     def lookup(self, name: str, file: str) -> Helper | None:
         defs = self.defs.get(name)
@@ -467,7 +509,19 @@ def _helper_of(src: _Source, fn: Function, names: _Names, tree_macros: dict[str,
     calls = list(_calls(code, fn.body_start, fn.body_end))
     if not any(name == INIT or lookup(name) for name, _, _ in calls):
         return None
-    if not all(_allowed(name, lookup, tree_macros) for name, _, _ in calls):
+    # A call of another function of the program (pigz's new_lock_() allocates through its own
+    # my_malloc() and reports errors through its own fail()) is allowed when that function can
+    # neither create nor take a lock (names.lockless(): through the tree's call graph it reaches
+    # no pthread lock API and no helper) and is not handed the object the lock lives in (below:
+    # uv_loop_init(loop) hands `loop` to uv_async_init() and the rest of the loop's set-up, and
+    # stays no helper).  Calls it makes through function pointers (pigz's my_malloc_f, the
+    # program's yarn_abort) are not followed: at run time RCL_LOCK_SITE redirects only the inits
+    # at the helper's own init sites, so a lock such a call takes or creates elsewhere keeps its
+    # own configuration; only a lock it created through the same helper again would take the
+    # outer call's (a configuration of the program all the same).
+    program = {name for name, _, _ in calls
+               if not _allowed(name, lookup, tree_macros) and names.lockless(name, src.file)}
+    if not all(_allowed(name, lookup, tree_macros) or name in program for name, _, _ in calls):
         return None
     locks: dict[tuple[int, str], HelperLock] = {}
     for name, at, open_at in calls:
@@ -496,6 +550,14 @@ def _helper_of(src: _Source, fn: Function, names: _Names, tree_macros: dict[str,
                 return None
             lock = locks.setdefault((param, path), HelperLock(param, path))
             lock.inits += [i for i in inits if i not in lock.inits]
+    if program:  # the program's functions it calls are not handed what the locks hang from
+        roots = {fn.params[lock.param] if lock.param >= 0 else returned for lock in locks.values()
+                 for returned in [next((r for r in re.findall(r"\breturn\b\s*\(?\s*([A-Za-z_]\w*)", code[fn.body_start:fn.body_end])
+                                         if r not in ("NULL", "0")), "")]}
+        for name, _, open_at in calls:
+            found = call_arguments(code, open_at) if name in program else None
+            if found and any(set(re.findall(r"[A-Za-z_]\w*", a)) & roots for a in found[0]):
+                return None
     return Helper(fn.name, src.file, fn.line, fn.params, fn.returns_void, list(locks.values()))
 
 
@@ -505,7 +567,7 @@ def infer(texts: dict[str, str]) -> Helpers:
     tree_macros: dict[str, str] = {}
     for src in sources:
         tree_macros.update(macros(texts[src.file]))
-    names = _Names(sources)
+    names = _Names(sources, tree_macros)
     changed = True
     while changed:  # a helper may create its lock through another one
         changed = False

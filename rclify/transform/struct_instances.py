@@ -20,6 +20,7 @@ import re
 from dataclasses import dataclass
 
 from rclify.ctext.tokens import code_only
+from rclify.ctext.tree_macros import expand_storage, storage_classes
 
 _INIT_TOKEN = re.compile(r"\bPTHREAD_\w*MUTEX_INITIALIZER\w*")
 _FIELD = re.compile(r"\bpthread_mutex_t\s+([A-Za-z_]\w*)\s*;")
@@ -119,7 +120,8 @@ def struct_types(codes: dict[str, str]) -> dict[str, list[str]]:
 
 def struct_locks(texts: dict[str, str]) -> list[StructLock]:
     """Every mutex field of every file-scope struct variable of the tree (see the module)."""
-    codes = {f: _without_directives(code_only(t)) for f, t in texts.items()}
+    storage = storage_classes(texts)  # `local lock l = {...}` with pigz's `#define local static`
+    codes = {f: expand_storage(_without_directives(code_only(t)), storage) for f, t in texts.items()}
     types = struct_types(codes)
     names = [re.compile(rf"\b{re.escape(key.split()[-1])}\b") for key in types]
     found = []
