@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from rclify.ctext.spatch import MACRO_FILE
-from rclify.ctext.tree_macros import declaration_macros, write_macro_file
+from rclify.ctext.tree_macros import declaration_macros, loop_header_macros, write_macro_file
 from rclify.transform.discover import discover
 
 HEADER = """\
@@ -67,10 +67,47 @@ def test_a_function_after_a_declaration_macro_keeps_its_sites(tmp_path):
         "static void *THREAD_CALL run(void *a) {\n  pthread_mutex_lock(&m);\n  if (n < 0) die();\n"
         "  pthread_mutex_unlock(&m);\n  return a;\n}\n")
     files = [tmp_path / "d.c", tmp_path / "h.h"]
-    plain = discover(tmp_path, files)
+    plain = discover(tmp_path, files, macro_file=MACRO_FILE)
     assert "d.c" in plain.failures  # what the macros fix
     macros = write_macro_file(MACRO_FILE, declaration_macros({"h.h": HEADER}), tmp_path)
     found = discover(tmp_path, files, macro_file=macros)
     assert found.failures == {}
+    assert discover(tmp_path, files).sites == found.sites  # by default, discover reads the files' macros
     assert sorted((s.kind, s.line) for s in found.sites if s.file == "d.c" and s.kind in ("lock", "unlock")) == \
         [("lock", 8), ("lock", 14), ("unlock", 10), ("unlock", 16)]
+
+
+SCOPED_H = """\
+#define SYNC(m) SYNC_1(m, __LINE__)
+#define SYNC_1(m, line) SYNC_2(m, line)
+#define SYNC_2(m, line) for (int i_ ## line = 0; i_ ## line ? (unlock(&(m)), 0) : (lock(&(m)), 1); i_ ## line = 1) \\
+        for (int j_ ## line = 0; !j_ ## line; j_ ## line = 1)
+#define WITH_LOCK(m) for (int i_ = (lock(&(m)), 0); !i_; unlock(&(m)), i_ = 1)
+#define until(c) while (!(c))
+#define MAX(a, b) ((a) > (b) ? (a) : (b))
+#define CALL_TWICE(f) f(); f()
+#ifdef A
+#  define MAYBE(m) for (;;)
+#else
+#  define MAYBE(m) if (m)
+#endif
+"""
+
+
+def test_loop_header_macros_through_chains():
+    assert loop_header_macros({"s.h": SCOPED_H}) == {"SYNC": "m", "SYNC_1": "m, line", "SYNC_2": "m, line",
+                                                    "WITH_LOCK": "m"}
+
+
+@pytest.mark.skipif(shutil.which("spatch") is None, reason="spatch (coccinelle) not installed")
+def test_a_scoped_lock_macro_from_a_header_parses_as_a_loop(tmp_path):
+    """xz's mythread_sync(m) { ... } in a file that does not define it: spatch reads the use as a
+    loop with the macro file, and the calls in the block are sites."""
+    (tmp_path / "s.h").write_text(SCOPED_H)
+    (tmp_path / "u.c").write_text(
+        '#include <pthread.h>\n#include "s.h"\nstatic pthread_mutex_t m;\nstatic pthread_cond_t c;\nint n;\n'
+        "void f(void) {\n  SYNC(m) {\n    n++;\n    pthread_cond_signal(&c);\n  }\n}\n")
+    files = [tmp_path / "u.c", tmp_path / "s.h"]
+    assert "u.c" in discover(tmp_path, files, macro_file=MACRO_FILE).failures
+    found = discover(tmp_path, files)
+    assert found.failures == {} and ("cond_signal", 9) in {(s.kind, s.line) for s in found.sites}

@@ -115,14 +115,64 @@ def expand_storage(code: str, storage: dict[str, str]) -> str:
     return pattern.sub(lambda m: storage[m.group(1)].ljust(len(m.group(1))), code)
 
 
-def write_macro_file(base: Path, names: list[str], directory: Path | None = None) -> Path:
-    """A macro file: base's text, then `#define NAME` for each name.  The caller removes it."""
+_FUNCTION_DEFINE = re.compile(r"^\s*#\s*define\s+([A-Za-z_]\w*)\(([^)]*)\)(.*)$", re.S)
+
+
+def loop_header_macros(texts: dict[str, str]) -> dict[str, str]:
+    """{name: parameter list} of the function-like macros that expand to a `for` header before a
+    statement, directly (`for (...)`, `for (...) for (...)`) or through a chain of such macros:
+    xz's `mythread_sync(m)` -> `mythread_sync_helper1(m, __LINE__)` -> `for (...) for (...)`.
+    Given to spatch as `for (;;)`, a use before a block (`mythread_sync(m) { ... }`) parses as a
+    loop where the macro is defined in a header; spatch reads a definition in the file itself
+    first, which it follows only when its body is the `for`."""
+    definitions: dict[str, list[tuple[str, str]]] = {}
+    for text in texts.values():
+        if "define" not in text:
+            continue
+        for _, _, line in logical_lines(text):
+            m = _FUNCTION_DEFINE.match(line)
+            if m:
+                definitions.setdefault(m.group(1), []).append((m.group(2), code_only(m.group(3)).strip()))
+    found: dict[str, str] = {}
+    changed = True
+    while changed:
+        changed = False
+        for name, defs in definitions.items():
+            if name in found or len({body for _, body in defs}) != 1:
+                continue  # defined differently per #if branch: not known to be a loop
+            params, body = defs[0]
+            tokens = tokenize(body)
+            if not tokens:
+                continue
+            # `for` only: a `while` macro may end a do loop (`#define until(c) while (!(c))`)
+            if tokens[0].text == "for" or tokens[0].text in found:
+                if len(tokens) > 1 and tokens[1].text == "(" and tokens[-1].text == ")" \
+                        and (tokens[0].text == "for" or matching_bracket(tokens, 1) == len(tokens) - 1):
+                    found[name] = params
+                    changed = True
+    return found
+
+
+def write_macro_file(base: Path, names: list[str], directory: Path | None = None,
+                     loops: dict[str, str] | None = None) -> Path:
+    """A macro file: base's text, then `#define NAME` for each name and `#define NAME(params)
+    for (;;)` for each loop header macro.  The caller removes it."""
     text = base.read_text()
     if names:
         text += "\n/* the tree's declaration macros (rclify.ctext.tree_macros) */\n"
         text += "".join(f"#define {name}\n" for name in names)
+    if loops:
+        text += "\n/* the tree's loop header macros: scoped locks (rclify.ctext.tree_macros) */\n"
+        text += "".join(f"#define {name}({params}) for (;;)\n" for name, params in sorted(loops.items()))
     handle = tempfile.NamedTemporaryFile("w", prefix="rclify-macros-", suffix=".h", delete=False,
                                          dir=directory)
     with handle:
         handle.write(text)
     return Path(handle.name)
+
+
+def macro_file_for(texts: dict[str, str], directory: Path | None = None) -> Path:
+    """write_macro_file of MACRO_FILE with the declaration and loop header macros of texts."""
+    from rclify.ctext.spatch import MACRO_FILE  # spatch.py imports nothing from here
+
+    return write_macro_file(MACRO_FILE, declaration_macros(texts), directory, loop_header_macros(texts))

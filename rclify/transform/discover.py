@@ -17,7 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from rclify.ctext.spatch import MACRO_FILE, run_spatch
+from rclify.ctext import tree_macros
+from rclify.ctext.spatch import run_spatch
 from rclify.ctext.preprocessor import define_around
 from rclify.ctext.tokens import call_arguments, code_only
 from rclify.ctext.tree_macros import expand_storage, storage_classes
@@ -198,8 +199,9 @@ def _site(rec: dict, texts: dict[str, str], storage: dict[str, str] | None = Non
 
 
 def discover(root: Path, files: list[Path], jobs: int = 1,
-             progress: Callable[[str], None] | None = None, macro_file: Path = MACRO_FILE) -> Discovery:
-    """Finds the pthread mutex/cond sites of files (under root).  macro_file: spatch's (spatch.py)."""
+             progress: Callable[[str], None] | None = None, macro_file: Path | None = None) -> Discovery:
+    """Finds the pthread mutex/cond sites of files (under root).  macro_file: spatch's (spatch.py);
+    by default one with the declaration and loop header macros of files (ctext/tree_macros.py)."""
     started = time.monotonic()
     say = progress or (lambda message: None)
     root = Path(root)
@@ -210,10 +212,17 @@ def discover(root: Path, files: list[Path], jobs: int = 1,
         return Discovery([], {})
     say(f"discover: spatch {PATCH.name} over {len(scanned)} of {len(rel)} files")
     records, failures = [], {}
-    for group, language in by_language(scanned):  # C++ files: spatch --c++, where it parses them
-        found, failed, _ = run_spatch(PATCH, root, group, jobs, extra_args=language, macro_file=macro_file)
-        records += found
-        failures |= failed
+    own_macros = macro_file is None
+    if own_macros:
+        macro_file = tree_macros.macro_file_for(texts)
+    try:
+        for group, language in by_language(scanned):  # C++ files: spatch --c++, where it parses them
+            found, failed, _ = run_spatch(PATCH, root, group, jobs, extra_args=language, macro_file=macro_file)
+            records += found
+            failures |= failed
+    finally:
+        if own_macros:
+            macro_file.unlink(missing_ok=True)
     records += define_calls(texts, scanned, records)
     for file, message in unseen_calls(texts, scanned, records).items():
         failures.setdefault(file, message)

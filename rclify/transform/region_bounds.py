@@ -9,7 +9,8 @@ release it.  RegionAnalysis (regions.py) walks what lies between; the whole-func
 import clang.cindex as ci
 
 from rclify.ctext.cparse import ParsedFile, statement_range as stmt_range
-from rclify.ctext.preprocessor import conditional_around, conditional_block, same_condition, splits_conditional
+from rclify.ctext.preprocessor import (ConditionalBlock, conditional_around, conditional_block, same_condition,
+                                       splits_conditional)
 from rclify.ctext.tokens import identifiers_used, matching_bracket, normalize, tokenize
 from rclify.transform.loop_regions import loop_region
 from rclify.transform.refusals import Reason
@@ -387,6 +388,11 @@ def _widen_to_conditional_locks(parsed: ParsedFile, region: Region) -> bool:
     blocks = [conditional_around(data, e.unlock_start, e.tail_start) for e in region.exits]
     if any(b is None or not same_condition(b.line, lock.line) for b in blocks):
         return False
+    inner: list[ConditionalBlock] = []  # a loop-carried section's unlock and relock blocks
+    if region.loop is not None:
+        inner = [conditional_block(data, *region.loop.unlock), conditional_block(data, *region.loop.relock)]
+        if any(b is None or not same_condition(b.line, lock.line) for b in inner):
+            return False
     new_end = final.end if final is not None else region.end
     if splits_conditional(parsed.text(lock.start, new_end)):
         return False
@@ -401,6 +407,14 @@ def _widen_to_conditional_locks(parsed: ParsedFile, region: Region) -> bool:
         exit_.unlock_start, exit_.tail_start = block.start, block.end
     region.body_end_stmt = region.end
     region.conditional_lock = lock.line
+    # under the condition the section is written for, the loop's own #if lines of it go
+    # (the unlock's block ends in the unlocked part, the relock's starts there)
+    region.blank_directives = sorted({span for b in inner for span in ((b.start, b.body_start), (b.body_end, b.end))})
+    if region.loop is not None:  # its prelude and its part after the loop end at the blocks now
+        loop = region.loop
+        loop.prelude = (region.lock_end, loop.prelude[1])
+        if loop.after is not None:
+            loop.after = (loop.after[0], region.body_end)
     return True
 
 

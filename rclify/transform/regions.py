@@ -71,6 +71,9 @@ class Region:
     end_work_of: Wrapper | None = None  # that wrapper
     ends_by_exit: bool = False  # no path reaches the end of the section (a lock guard's block that returns)
     loop: object | None = None  # a loop-carried section's pieces (loop_regions.LoopParts)
+    # its unlock's and relock's `#if THREADS` / `#endif` lines, left out of the pieces written under
+    # the condition (conditional_lock)
+    blank_directives: list[tuple[int, int]] = field(default_factory=list)
 
     def unlocked_spans(self) -> list[tuple[int, int]]:
         """What runs in the caller, unlocked, though inside [lock_end, body_end): exits' tails,

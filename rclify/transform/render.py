@@ -242,11 +242,12 @@ class FileRenderer:
         """A loop-carried section (loop_regions.py): P and the loop's first clause on the first
         run; D, the step and the test on the next ones; A; then the flag that runs B."""
         parts = region.loop
+        edits = exit_edits + [(a, b, "\n") for a, b in region.blank_directives]
 
         def text(span: tuple[int, int] | None) -> str:
             if span is None:
                 return ""
-            return f"#line {self._code_line(span[0])}\n" + self._render_range(*span, exit_edits).strip("\n") + "\n"
+            return f"#line {self._code_line(span[0])}\n" + self._render_range(*span, edits).strip("\n") + "\n"
 
         def expression(span: tuple[int, int] | None) -> str:
             return self._render_range(*span) if span is not None else ""
@@ -269,7 +270,8 @@ class FileRenderer:
         unlock's result kept (`err = 0;`)."""
         parts = region.loop
         result = f"{parts.unlock_op.result} " if parts.unlock_op.result else ""
-        return result + self._render_range(*parts.released).strip()
+        blanks = [(a, b, "\n") for a, b in region.blank_directives]
+        return result + self._render_range(*parts.released, blanks).strip()
 
     def _line(self, offset: int) -> int:
         """1-based line of an offset of the original file: generated code keeps lines with #line."""

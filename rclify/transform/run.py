@@ -163,12 +163,15 @@ def _spatch_macro_file(root: Path, files: list[Path], outcome: Outcome, progress
     """spatch's macro file for this tree: ours and the tree's declaration macros (tree_macros.py)."""
     texts = {str(f.relative_to(root)): f.read_text(errors="surrogateescape") for f in files}
     names = tree_macros.declaration_macros(texts)
-    if names:
-        shown = ", ".join(names[:8]) + (f" and {len(names) - 8} more" if len(names) > 8 else "")
-        note = f"spatch reads {len(names)} declaration macros of the tree as empty: {shown}"
-        progress(note)
-        outcome.api_notes.append(note)
-    return tree_macros.write_macro_file(spatch.MACRO_FILE, names)
+    loops = tree_macros.loop_header_macros(texts)
+    for kind, found in (("declaration macros of the tree as empty", names),
+                        ("loop header macros of the tree as `for (;;)`", sorted(loops))):
+        if found:
+            shown = ", ".join(found[:8]) + (f" and {len(found) - 8} more" if len(found) > 8 else "")
+            note = f"spatch reads {len(found)} {kind}: {shown}"
+            progress(note)
+            outcome.api_notes.append(note)
+    return tree_macros.write_macro_file(spatch.MACRO_FILE, names, loops=loops)
 
 
 def _first_commit(root: Path, files: list[Path], outcome: Outcome, config_path: Path) -> apply_step.Commit:
