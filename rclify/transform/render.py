@@ -258,11 +258,12 @@ class FileRenderer:
         unlock_work = f"{parts.unlock_op.work}\n" if parts.unlock_op.work else ""
         relock_work = f"{parts.relock_op.work}\n" if parts.relock_op.work else ""
         relock_result = f"{parts.relock_op.result}\n" if parts.relock_op.result else ""
+        # C89 trees (libuv builds with -std=gnu89): no declaration in a for's first clause
         return (f"    if (!rclify_resume) {{\n{text(parts.prelude)}"
                 + (f"        {expression(parts.init)};\n" if parts.init is not None else "")
-                + f"    }}\n    for (int rclify_pass = rclify_resume; ; rclify_pass = 0{step}) {{\n"
+                + f"    }}\n    {{\n    int rclify_pass;\n    for (rclify_pass = rclify_resume; ; rclify_pass = 0{step}) {{\n"
                 + f"        if (rclify_pass) {{\n{relock_result}{relock_work}{text(parts.retaken)}            continue;\n        }}\n"
-                + f"        {test}{text(parts.held)}{unlock_work}        return {run_b};\n    }}\n"
+                + f"        {test}{text(parts.held)}{unlock_work}        return {run_b};\n    }}\n    }}\n"
                 + text(parts.after))
 
     def _released_text(self, region: Region) -> str:
