@@ -192,6 +192,52 @@ def test_no_clean_command_warns_on_the_first_check(tmp_path, capsys):
     assert "\nclean = " not in (tree / "rclify.toml").read_text()
 
 
+def test_a_custom_build_keeps_the_detected_clean_command_where_it_applies(tmp_path):
+    """--build replaces the detected build command, not the knowledge of how the tree is cleaned:
+    the detected clean command stays unless it plainly does not apply to that build (another
+    build directory, no make at all), which a note says."""
+    tree = make_tree(tmp_path / "p", {"a.t": T_PASS})
+    with (tree / "Makefile").open("a") as f:
+        f.write("clean:\n\trm -f prog\n")
+    make_clean = 'make -f Makefile -f "$RCLIFY_MK" clean'
+    plan = check.make_plan(tree, build="make CFLAGS=-O0 prog")
+    assert (plan.system, plan.clean, plan.notes) == ("custom", make_clean, [])
+    check.write_config(tree, plan)  # recorded with the build command, kept for it on the next run
+    assert check.make_plan(tree, build="make CFLAGS=-O0 prog").clean == make_clean
+    plan = check.make_plan(tree, build="./build.sh")
+    assert plan.clean is None and plan.notes[0].startswith("--build does not run make")
+    plan = check.make_plan(tree, build="make -C src")
+    assert plan.clean is None and plan.notes[0].startswith("--build builds in src")
+
+    cm = tmp_path / "cm"
+    cm.mkdir()
+    (cm / "CMakeLists.txt").write_text("project(x C)\n")
+    detected = check.detect(cm).clean
+    assert check.make_plan(cm, build="cmake -S . -B build-rclify -DX=1 && cmake --build build-rclify").clean == detected
+    plan = check.make_plan(cm, build="cmake -S . -B out && cmake --build out -j4")  # a build dir of its own
+    assert plan.clean == "[ ! -d out ] || cmake --build out --target clean" and "builds in out" in plan.notes[0]
+    plan = check.make_plan(cm, build="mkdir -p b && cd b && cmake .. && make")
+    assert plan.clean is None and "no clean command is known" in plan.notes[0]
+
+    at = tmp_path / "at"
+    at.mkdir()
+    (at / "configure").write_text("#!/bin/sh\n")
+    assert check.make_plan(at, build="./configure --enable-debug && make").clean == "[ ! -f Makefile ] || make clean"
+    plan = check.make_plan(at, build="mkdir -p b && cd b && ../configure && make")  # out of tree
+    assert plan.clean is None and plan.notes[0].startswith("--build builds in b")
+
+
+@needs_toolchain
+def test_a_custom_build_of_a_detected_tree_is_cleaned_on_the_first_check(tmp_path, capsys):
+    tree = make_tree(tmp_path / "p", {"a.t": T_PASS})
+    with (tree / "Makefile").open("a") as f:
+        f.write("clean:\n\trm -f prog\n")
+    assert check.run_check(tree, build='make CFLAGS="$RCLIFY_CFLAGS" LDLIBS="$RCLIFY_LIBS" prog', flags=FLAGS).ok
+    out = capsys.readouterr().out
+    assert 'clean (first build by rclify check): make -f Makefile -f "$RCLIFY_MK" clean' in out
+    assert "no clean command is known" not in out
+
+
 def test_autotools_detection_and_werror_note(tmp_path):
     (tmp_path / "configure.ac").write_text('CFLAGS="$CFLAGS -Wall -Werror"\n')
     (tmp_path / "Makefile.am").write_text("test: all\n\tprove t\n")

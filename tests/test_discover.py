@@ -157,6 +157,9 @@ def test_normalize():
     assert normalize("&item_locks[hv & hashmask(item_lock_hashpower)]") == "item_locks[]"
     assert normalize("&(c->thread->stats.mutex)") == "c->thread->stats.mutex"
     assert normalize("& threads[i] . stats . mutex") == "threads[].stats.mutex"
+    # a lock wrapper's argument substituted (pigz's possess(pool->have) locking &(bolt->mutex))
+    assert normalize("&(((pool->have))->mutex)") == "pool->have->mutex"
+    assert normalize("&(((write_first))->mutex)") == "write_first->mutex"
 
 
 # --------------------------------------------------------------------------------- the corpus

@@ -407,3 +407,132 @@ def test_preload_names_inlined_and_tail_called_helpers_by_their_call(tmp_path, o
     tail = next(n for n, line in enumerate(lines, 1) if "tail_init(&c);" in line)
     assert named == {f"calls.c:{both}": ("&a.m", 1000), f"calls.c:{both}#2": ("&b.m", 1000),
                      f"calls.c:{tail}": ("&c", 1000)}
+
+
+# ---- a helper called only through a macro (pigz's yarn.h) ------------------------------------------
+
+MACRO_YARN_H = """
+#include <pthread.h>
+typedef struct { pthread_mutex_t mutex; long value; } lock;
+lock *new_lock_(long, char const *, long);
+#define new_lock(a) new_lock_(a, __FILE__, __LINE__)
+#define new_unlocked() (new_lock(0))
+"""
+
+MACRO_YARN_C = """
+#include <stdio.h>
+#include <stdlib.h>
+#include "yarn.h"
+lock *new_lock_(long initial, char const *file, long line) {
+    lock *bolt = malloc(sizeof(lock));
+    if (bolt == NULL || pthread_mutex_init(&(bolt->mutex), NULL)) {
+        fprintf(stderr, "%s:%ld: no lock\\n", file, line);
+        exit(1);
+    }
+    bolt->value = initial;
+    return bolt;
+}
+"""
+
+MACRO_MAIN_C = """
+#include <stdio.h>
+#include "yarn.h"
+static lock *a, *b;
+static void *work(void *arg)
+{
+    for (int i = 0; i < 1000; i++) {
+        pthread_mutex_lock(&a->mutex);
+        a->value++;
+        pthread_mutex_unlock(&a->mutex);
+        pthread_mutex_lock(&b->mutex);
+        b->value += 2;
+        pthread_mutex_unlock(&b->mutex);
+    }
+    return arg;
+}
+int main(void)
+{
+    pthread_t t[2];
+    a = new_lock(0);
+    b = new_lock(1);
+    for (int k = 0; k < 2; k++)
+        pthread_create(&t[k], NULL, work, NULL);
+    for (int k = 0; k < 2; k++)
+        pthread_join(t[k], NULL);
+    printf("%ld %ld\\n", a->value, b->value);
+    return 0;
+}
+"""
+
+
+def test_a_macro_whose_body_calls_a_helper_is_that_helper():
+    """`#define new_lock(a) new_lock_(a, __FILE__, __LINE__)` (pigz): each use of the macro is a
+    call of new_lock_(), named and found again by the macro's use; so is a macro calling it."""
+    texts = {"yarn.h": MACRO_YARN_H, "yarn.c": MACRO_YARN_C,
+             "main.c": MACRO_MAIN_C + "lock *c;\nvoid f(void) { c = new_unlocked(); }\n"}
+    found = infer(texts)
+    helper = found.helpers["new_lock_"]
+    assert sorted(helper.aliases) == ["new_lock", "new_unlocked"]
+    assert helper.aliases["new_unlocked"].args == ("0", "__FILE__", "__LINE__")
+    calls = [(c.function, c.via, c.args, [c.lock_expression(l) for l in helper.locks]) for c in found.calls]
+    assert calls == [("main", "new_lock", ("0", "__FILE__", "__LINE__"), ["&a->mutex"]),
+                     ("main", "new_lock", ("1", "__FILE__", "__LINE__"), ["&b->mutex"]),
+                     ("f", "new_unlocked", ("0", "__FILE__", "__LINE__"), ["&c->mutex"])]
+    # the preload profiler finds a call by the line of the macro's use
+    line = next(n for n, text in enumerate(MACRO_MAIN_C.split("\n"), 1) if "b = new_lock(1)" in text)
+    call = lock_helpers.call_at(MACRO_MAIN_C, "main.c", line, helper)
+    assert call is not None and call.via == "new_lock" and call.lock_expression(helper.locks[0]) == "&b->mutex"
+    sites = [_site(c, f"main.c:lock{n}", ["yarn.c:bolt->mutex"]) for n, c in enumerate(found.calls)]
+    text, notes = wrap_calls(texts["main.c"], "main.c", sites)
+    assert notes == []
+    assert 'a = RCL_LOCK_SITE(new_lock(0), RCL_SITE("yarn.c:bolt->mutex", RCLIFY_LOCK_main_c_lock0));' in text
+    assert 'c = RCL_LOCK_SITE(new_unlocked(), RCL_SITE("yarn.c:bolt->mutex", RCLIFY_LOCK_main_c_lock2));' in text
+    # not aliases: a macro doing more than the call, or passing on something that is neither a
+    # parameter nor a constant
+    more = infer({"yarn.c": MACRO_YARN_C, "yarn.h": MACRO_YARN_H.replace("__LINE__)", "__LINE__); x++"),
+                  "main.c": "#define mk(a) new_lock_(a + 1, 0, 0)\nvoid g(void) { p = mk(2); }\n"})
+    assert more.helpers["new_lock_"].aliases == {} and more.calls == []
+
+
+@pytest.fixture(scope="module")
+def macro_tree(tmp_path_factory):
+    runtime_build.build_runtime()
+    tree = tmp_path_factory.mktemp("macro-helper") / "tree"
+    tree.mkdir()
+    for name, text in [("yarn.h", MACRO_YARN_H), ("yarn.c", MACRO_YARN_C), ("main.c", MACRO_MAIN_C)]:
+        (tree / name).write_text(text)
+    original = tree.parent / "original"
+    shutil.copytree(tree, original)
+    proc = subprocess.run([sys.executable, "-m", "rclify", "transform", str(tree), "-q"], capture_output=True,
+                          text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return tree, original
+
+
+def test_each_use_of_a_helpers_macro_is_an_entry_wrapped_at_the_use(macro_tree, tmp_path):
+    tree, original = macro_tree
+    entries = _entries(tree)
+    assert {"main.c:a->mutex", "main.c:b->mutex"} <= set(entries)
+    assert "new_lock() call (a macro for new_lock_()) at main.c:20 in main()" in entries["main.c:a->mutex"].description
+    main = (tree / "main.c").read_text()
+    assert 'a = RCL_LOCK_SITE(new_lock(0), RCL_SITE("yarn.c:bolt->mutex", RCLIFY_LOCK_main_c_a_mutex));' in main
+    assert 'b = RCL_LOCK_SITE(new_lock(1), RCL_SITE("yarn.c:bolt->mutex", RCLIFY_LOCK_main_c_b_mutex));' in main
+    # at run time each use's lock carries its entry's id
+    cflags, libs = _flags()
+    subprocess.run(["cc", "-O1", "-g", "-pthread", *cflags, "yarn.c", "main.c", "-o", "prog", *libs], cwd=tree,
+                   check=True, timeout=120)
+    out = tmp_path / "profile.json"
+    proc = subprocess.run([str(tree / "prog")], capture_output=True, text=True, timeout=60,
+                          env=dict(os.environ, RCLIFY_LOCKS="*=profile", RCLIFY_PROFILE_OUT=str(out)))
+    assert proc.returncode == 0 and proc.stdout == "2000 4001\n", proc.stderr
+    assert {l["id"]: l["acquisitions"] for l in json.loads(out.read_text())["locks"]} == \
+        {"main.c:a->mutex": 2000, "main.c:b->mutex": 2000}
+    # the preload profiler names the untransformed program's locks by the macro's uses, and
+    # assign maps them to those entries
+    subprocess.run(["cc", "-O1", "-g", "-pthread", "yarn.c", "main.c", "-o", "prog"], cwd=original, check=True,
+                   timeout=120)
+    prof = profile.run([str(original / "prog")])
+    assert {l["id"]: l.get("expression") for l in prof["locks"]} == {"main.c:20": "&a->mutex", "main.c:21": "&b->mutex"}
+    matching = assign.match_ids(prof, list(entries))
+    assert not matching.unmatched and not matching.ambiguous
+    assert sorted(matching.to_config.values()) == ["main.c:a->mutex", "main.c:b->mutex"]

@@ -119,14 +119,82 @@ def make_plan(tree: Path, build: str | None = None, test: str | None = None) -> 
         base = detect(tree) if not (build and test) else Plan("custom", "", "", "command line")
     if build is None and test is None:
         return base
+    notes, clean = list(base.notes), base.clean
+    if build is not None:
+        clean, why = _clean_for_build(tree, build, recorded)
+        notes += [why] if why else []
     return Plan(
         "custom" if build is not None else base.system,
         build if build is not None else base.build,
         test if test is not None else base.test,
         "command line",
-        base.notes,
-        base.clean if build is None else None,
+        notes,
+        clean,
     )
+
+
+def _clean_for_build(tree: Path, build: str, recorded: dict) -> tuple[str | None, str]:
+    """The clean command for a build command given with --build, and a note when the detected one
+    was left out or changed: the one rclify.toml records for that same build command; else the
+    one detected for the tree's build system (autotools, CMake, make), unless it plainly does not
+    apply to that command (it builds in another directory, or does not run make)."""
+    if recorded.get("clean") and recorded.get("build") == build:
+        return recorded["clean"], ""
+    try:
+        detected = detect(tree)
+    except UsageError:
+        return None, ""
+    if detected.clean is None:
+        return None, ""
+    words = _words(build)
+    if detected.system == "cmake":
+        dirs = {d for d in _cmake_build_dirs(words)}
+        if dirs == {"build-rclify"}:
+            return detected.clean, ""
+        if len(dirs) == 1:
+            (d,) = dirs
+            clean = f"[ ! -d {shlex.quote(d)} ] || cmake --build {shlex.quote(d)} --target clean"
+            return clean, (f"--build builds in {d}, not in build-rclify (the detected CMake build directory): "
+                           f"clean with `{clean}`")
+        return None, ("--build does not build in build-rclify (the detected CMake build directory) and names no "
+                      "single build directory (-B DIR, --build DIR): no clean command is known (add clean = \"...\" "
+                      f"to {CONFIG_FILE})")
+    elsewhere = _other_directory(words)
+    if elsewhere:
+        return None, (f"--build builds in {elsewhere}: the detected clean command ({detected.clean}) cleans the "
+                      f"tree's root only, left out (add clean = \"...\" to {CONFIG_FILE})")
+    if "make" not in command_tools(build):
+        return None, (f"--build does not run make: the detected clean command ({detected.clean}) may not remove "
+                      f"what it builds, left out (add clean = \"...\" to {CONFIG_FILE})")
+    return detected.clean, ""
+
+
+def _words(command: str) -> list[str]:
+    try:
+        return shlex.split(command)
+    except ValueError:
+        return command.split()
+
+
+def _cmake_build_dirs(words: list[str]) -> list[str]:
+    """The build directories a command's cmake invocations name (-B DIR, -BDIR, --build DIR)."""
+    out = []
+    for i, word in enumerate(words):
+        if word in ("-B", "--build") and i + 1 < len(words) and not words[i + 1].startswith("-"):
+            out.append(words[i + 1])
+        elif word.startswith("-B") and len(word) > 2:
+            out.append(word[2:])
+    return [d.rstrip("/") or d for d in out]
+
+
+def _other_directory(words: list[str]) -> str:
+    """The directory other than the root a command builds in (`cd DIR`, `make -C DIR`), or ''."""
+    for i, word in enumerate(words[:-1]):
+        if word == "cd" or (word == "-C" and i > 0 and "make" in words[:i]):
+            target = words[i + 1].rstrip("/")
+            if target not in (".", "", "$PWD", "\"$PWD\""):
+                return target
+    return ""
 
 
 def write_config(tree: Path, plan: Plan) -> Path:

@@ -286,7 +286,8 @@ class _Found:
             return site_id, f"pthread_mutex_init{where} at {site.file}:{site.line}", _init_expression(init.file, init.line)
         call = lock_helpers.call_at(sources[site.file], site.file, site.line, self.helper, nth)
         via = f" (pthread_mutex_init at {init.file}:{init.line})" if init is not site else ""
-        return (site_id + (f"#{nth + 1}" if nth else ""), f"{self.helper.name}(){where} at {site.file}:{site.line}{via}",
+        called = f"{call.via}() (a macro for {self.helper.name}())" if call and call.via else f"{self.helper.name}()"
+        return (site_id + (f"#{nth + 1}" if nth else ""), f"{called}{where} at {site.file}:{site.line}{via}",
                 call.lock_expression(self.lock) if call else None)
 
 

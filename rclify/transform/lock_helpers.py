@@ -31,6 +31,12 @@ Read from the text (comments and strings blanked, directives blanked, so both br
 are seen): it works on files libclang or spatch cannot parse, and on the sources a profiled
 binary was built from.  Calls inside #define bodies and macro helpers are not read (one lock per
 macro body, as before).
+
+A function-like macro whose whole body is one call of a helper with the macro's parameters and
+constants for arguments (pigz's `#define new_lock(a) new_lock_(a, __FILE__, __LINE__)`), or of
+another such macro, is a macro alias of the helper (aliases()): each use of it is a call of the
+helper (HelperCall.via names the macro), with its entry, wrapped at the use and found by the
+profiler at the use's line.
 """
 
 import re
@@ -92,6 +98,29 @@ class HelperLock:
         return f"{base}{self.path}" if self.path else base
 
 
+@dataclass(frozen=True)
+class MacroAlias:
+    """A function-like macro of the tree whose whole body is one call of a helper (pigz's yarn.h:
+    `#define new_lock(a) new_lock_(a, __FILE__, __LINE__)`), possibly through other such macros:
+    each use of it is a call of the helper."""
+
+    name: str
+    file: str
+    line: int
+    params: tuple[str, ...]
+    helper: str  # the helper function it calls
+    args: tuple[str, ...]  # the helper's arguments: one of params, or a constant (__FILE__, 0, ...)
+
+    def helper_args(self, written: list[str] | tuple[str, ...]) -> tuple[str, ...] | None:
+        """The helper's arguments for a use of the macro with the arguments written; None when
+        they do not fit its parameters."""
+        written = [a for a in written if a.strip()] if not self.params else list(written)
+        if len(written) != len(self.params):
+            return None
+        mapping = dict(zip(self.params, (a.strip() for a in written)))
+        return tuple(mapping.get(a, a) for a in self.args)
+
+
 @dataclass
 class Helper:
     name: str
@@ -100,6 +129,7 @@ class Helper:
     params: tuple[str, ...]
     returns_void: bool
     locks: list[HelperLock]
+    aliases: dict[str, MacroAlias] = field(default_factory=dict)  # macros of the tree calling it
 
 
 @dataclass
@@ -114,11 +144,19 @@ class HelperCall:
     args: tuple[str, ...]
     target: str  # what the result is assigned to ('' when it is not)
     internal: bool  # inside a helper, creating that helper's own lock: not a lock of its own
+    via: str = ""  # the macro called (a MacroAlias of the helper), '' for a call of the helper itself
+    written: tuple[str, ...] = ()  # that macro's arguments as written (args: the helper's)
 
     @property
     def key(self) -> tuple[str, tuple[str, ...]]:
-        """How the call is found again in a rewritten text: the helper and its arguments."""
-        return self.helper.name, tuple(re.sub(r"\s+", "", a) for a in self.args)
+        """How the call is found again in a rewritten text: what is called (the helper, or the
+        macro) and its arguments as written."""
+        return self.via or self.helper.name, tuple(re.sub(r"\s+", "", a) for a in (self.written if self.via else self.args))
+
+    @property
+    def called(self) -> str:
+        """The call, for reports: `uv_mutex_init() call`, `new_lock() call (a macro for new_lock_())`."""
+        return f"{self.via}() call (a macro for {self.helper.name}())" if self.via else f"{self.helper.name}() call"
 
     def lock_expression(self, lock: HelperLock) -> str:
         """A pointer to the mutex this call creates for lock, in the caller's terms."""
@@ -126,7 +164,7 @@ class HelperCall:
             return pointer_to(self.args[lock.param], lock.path) if lock.param < len(self.args) else ""
         if self.target:
             return pointer_to(self.target, lock.path)
-        return f"{self.helper.name}(){lock.path}"
+        return f"{self.via or self.helper.name}(){lock.path}"
 
 
 @dataclass(frozen=True, eq=False)
@@ -191,13 +229,19 @@ def _code(text: str) -> str:
 
 def macros(text: str) -> dict[str, str]:
     """The function-like macros of a text: {name: body} (comments blanked)."""
+    return {name: body for name, (_, _, body) in macro_definitions(text).items()}
+
+
+def macro_definitions(text: str) -> dict[str, tuple[int, tuple[str, ...], str]]:
+    """The function-like macros of a text: {name: (line, parameters, body)} (comments blanked)."""
     out = {}
     code = code_only(text).split("\n")
     for first, last in _directives(text):
         joined = " ".join(line.rstrip("\\") for line in code[first : last + 1])
         m = re.match(r"[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)\(([^)]*)\)(.*)", joined, re.S)
         if m:
-            out[m.group(1)] = m.group(3)
+            params = tuple(p.strip() for p in m.group(2).split(",") if p.strip())
+            out[m.group(1)] = (first + 1, params, m.group(3))
     return out
 
 
@@ -434,10 +478,16 @@ class _Names:
         self.helper: dict[tuple[str, str], Helper] = {}  # (file, name) -> the helper it defines
         self.code = {src.file: src.code for src in sources}
         self.tree_macros = tree_macros or {}
+        self.aliases: dict[str, MacroAlias] = {}  # by macro name (see aliases())
         self._lockless: dict[tuple[str, str], bool] = {}
         for src in sources:
             for fn in src.functions:
                 self.defs.setdefault(fn.name, []).append((fn, fn.static))
+
+    def helper_args(self, name: str, args: list[str]) -> tuple[str, ...] | None:
+        """The arguments the helper gets from a call of name (a helper, or a macro alias of one)."""
+        alias = self.aliases.get(name) if not self.defs.get(name) else None
+        return alias.helper_args(args) if alias is not None else tuple(args)
 
     def definition(self, name: str, file: str) -> Function | None:
         """The function a call of name in file reaches (as lookup() does for helpers)."""
@@ -475,9 +525,11 @@ class _Names:
         return True  # a library function (or a function pointer: see _helper_of)
 
     def lookup(self, name: str, file: str) -> Helper | None:
+        """The helper a call of name in file reaches: a function, or through a macro alias."""
         defs = self.defs.get(name)
         if not defs:
-            return None
+            alias = self.aliases.get(name)
+            return self.lookup(alias.helper, file) if alias is not None and alias.helper != name else None
         own = [fn for fn, static in defs if static and (fn.file == file or is_header(fn.file))]
         if own:
             return self.helper.get((own[0].file, name))
@@ -535,7 +587,10 @@ def _helper_of(src: _Source, fn: Function, names: _Names, tree_macros: dict[str,
         if callee is None:
             created = [(args[0] if args else "", [(src.file, _line_col(code, at)[0])])]
         else:
-            call = HelperCall(src.file, 0, 0, fn.name, callee, tuple(args), _target(code, at, fn), False)
+            helper_args = names.helper_args(name, args)
+            if helper_args is None:
+                return None
+            call = HelperCall(src.file, 0, 0, fn.name, callee, helper_args, _target(code, at, fn), False)
             created = [(call.lock_expression(lock), lock.inits) for lock in callee.locks]
         for expr, inits in created:
             found_root = root(expr)
@@ -561,16 +616,83 @@ def _helper_of(src: _Source, fn: Function, names: _Names, tree_macros: dict[str,
     return Helper(fn.name, src.file, fn.line, fn.params, fn.returns_void, list(locks.values()))
 
 
+# what a macro alias may pass to its helper besides its parameters (strings are blanked: "  ")
+_CONSTANT = re.compile(r"""__FILE__|__LINE__|__func__|__FUNCTION__|__PRETTY_FUNCTION__|NULL|[-+]?\s*\d\w*|"[^"]*"|'[^']*'""")
+
+
+def aliases(definitions: dict[str, list[tuple[str, int, tuple[str, ...], str]]], is_helper,
+            functions_defined=frozenset()) -> dict[str, MacroAlias]:
+    """The macro aliases of helpers among the tree's function-like macros (definitions: name ->
+    (file, line, parameters, body) of each of its definitions; is_helper(name): a helper function
+    of that name exists).  A macro is one when its whole body is one call of a helper, or of
+    another alias (up to _MAX_MACRO_DEPTH), whose arguments are its parameters and constants; one
+    defined twice differently, or whose name is also a function of the tree, is none."""
+    shapes: dict[str, tuple[str, int, tuple[str, ...], str, tuple[str, ...]]] = {}
+    for name, defs in definitions.items():
+        if name in functions_defined or len({(params, re.sub(r"\s+", "", body)) for _, _, params, body in defs}) != 1:
+            continue
+        file, line, params, body = defs[0]
+        if any(p == "..." or not re.fullmatch(r"[A-Za-z_]\w*", p) for p in params):
+            continue
+        called = _single_call(body)
+        if called is None:
+            continue
+        callee, args = called
+        if all(a in params or _CONSTANT.fullmatch(a) for a in args):
+            shapes[name] = (file, line, params, callee, args)
+    out: dict[str, MacroAlias] = {}
+    for _ in range(_MAX_MACRO_DEPTH + 1):
+        changed = False
+        for name, (file, line, params, callee, args) in shapes.items():
+            if name in out or callee == name:
+                continue
+            if is_helper(callee) and callee not in definitions:
+                out[name] = MacroAlias(name, file, line, params, callee, args)
+            elif callee in out and (inner := out[callee].helper_args(args)) is not None:
+                out[name] = MacroAlias(name, file, line, params, out[callee].helper, inner)
+            else:
+                continue
+            changed = True
+        if not changed:
+            break
+    return out
+
+
+def _single_call(body: str) -> tuple[str, tuple[str, ...]] | None:
+    """(name, arguments) when a macro body is one call (in parentheses or not), else None."""
+    text = body.strip()
+    while text.startswith("(") and text.endswith(")") and balanced(text[1:-1]):
+        text = text[1:-1].strip()
+    m = re.match(r"([A-Za-z_]\w*)\s*\(", text)
+    found = call_arguments(text, m.end() - 1) if m else None
+    if found is None or text[found[1]:].strip():
+        return None
+    args = tuple(_strip_parens(a) for a in found[0] if a.strip()) if found[0] != [""] else ()
+    return m.group(1), args
+
+
+def _strip_parens(arg: str) -> str:
+    text = arg.strip()
+    while text.startswith("(") and text.endswith(")") and balanced(text[1:-1]):
+        text = text[1:-1].strip()
+    return text
+
+
 def infer(texts: dict[str, str]) -> Helpers:
     """The lock helpers of a tree ({file: text}) and every call of them (see the module)."""
     sources = _sources(texts)
     tree_macros: dict[str, str] = {}
+    definitions: dict[str, list[tuple[str, int, tuple[str, ...], str]]] = {}
     for src in sources:
-        tree_macros.update(macros(texts[src.file]))
+        for name, (line, params, body) in macro_definitions(texts[src.file]).items():
+            tree_macros[name] = body
+            definitions.setdefault(name, []).append((src.file, line, params, body))
     names = _Names(sources, tree_macros)
+    helper_names: set[str] = set()
     changed = True
-    while changed:  # a helper may create its lock through another one
+    while changed:  # a helper may create its lock through another one (or through a macro alias)
         changed = False
+        names.aliases = aliases(definitions, helper_names.__contains__, names.defs)
         for src in sources:
             for fn in src.functions:
                 if (src.file, fn.name) in names.helper:
@@ -578,7 +700,10 @@ def infer(texts: dict[str, str]) -> Helpers:
                 helper = _helper_of(src, fn, names, tree_macros)
                 if helper is not None:
                     names.helper[(src.file, fn.name)] = helper
+                    helper_names.add(fn.name)
                     changed = True
+    for helper in names.helper.values():
+        helper.aliases = {a.name: a for a in names.aliases.values() if a.helper == helper.name}
     result = Helpers(by_file=dict(names.helper))
     result.helpers = {h.name: h for h in sorted(names.helper.values(), key=lambda h: (h.file, h.line), reverse=True)}
     if names.helper:
@@ -587,19 +712,22 @@ def infer(texts: dict[str, str]) -> Helpers:
 
 
 def _call_sites(sources: list[_Source], names: _Names) -> list[HelperCall]:
-    pattern = re.compile(r"\b(" + "|".join(sorted({re.escape(n) for _, n in names.helper})) + r")\s*\(")
+    called = {n for _, n in names.helper} | {a.name for a in names.aliases.values()}
+    pattern = re.compile(r"\b(" + "|".join(sorted(re.escape(n) for n in called)) + r")\s*\(")
     out = []
     for src in sources:
         code = src.code
         for m in pattern.finditer(code):
             helper = names.lookup(m.group(1), src.file)
             found = call_arguments(code, m.end() - 1) if helper and _is_call(code, m.start()) else None
-            if found is None:
+            args = names.helper_args(m.group(1), found[0]) if found is not None else None
+            if args is None:
                 continue
             fn = next((f for f in src.functions if f.body_start < m.start() < f.body_end), None)
             line, column = _line_col(code, m.start())
-            call = HelperCall(src.file, line, column, fn.name if fn else "", helper, tuple(found[0]),
-                              _target(code, m.start(), fn), False)
+            via = m.group(1) if m.group(1) != helper.name else ""
+            call = HelperCall(src.file, line, column, fn.name if fn else "", helper, args,
+                              _target(code, m.start(), fn), False, via, tuple(found[0]) if via else ())
             # inside a helper, a call creates that helper's lock (every lock a helper creates is)
             call.internal = fn is not None and (src.file, fn.name) in names.helper
             out.append(call)
@@ -607,20 +735,25 @@ def _call_sites(sources: list[_Source], names: _Names) -> list[HelperCall]:
 
 
 def call_at(text: str, file: str, line: int, helper: Helper, nth: int = 0) -> HelperCall | None:
-    """The nth call of helper that spans the 1-based line of text (a file's source), or None: for
-    a profiler that knows a call's line from the debug info."""
+    """The nth call of helper (or of one of its macro aliases) that spans the 1-based line of text
+    (a file's source), or None: for a profiler that knows a call's line from the debug info (a
+    call through a macro has the line of the macro's use)."""
     code = _code(text)
-    for m in re.finditer(rf"\b{re.escape(helper.name)}\s*\(", code):
+    called = "|".join(re.escape(n) for n in sorted({helper.name, *helper.aliases}))
+    for m in re.finditer(rf"\b({called})\s*\(", code):
         found = call_arguments(code, m.end() - 1) if _is_call(code, m.start()) else None
-        if found is None:
+        alias = helper.aliases.get(m.group(1)) if m.group(1) != helper.name else None
+        args = (alias.helper_args(found[0]) if alias else tuple(found[0])) if found is not None else None
+        if args is None:
             continue
         first, column = _line_col(code, m.start())
         if first <= line <= code.count("\n", 0, found[1]) + 1 and nth > 0:
             nth -= 1
         elif first <= line <= code.count("\n", 0, found[1]) + 1:
             fn = next((f for f in functions(file, code) if f.body_start < m.start() < f.body_end), None)
-            return HelperCall(file, first, column, fn.name if fn else "", helper, tuple(found[0]),
-                              _target(code, m.start(), fn), False)
+            return HelperCall(file, first, column, fn.name if fn else "", helper, args,
+                              _target(code, m.start(), fn), False, alias.name if alias else "",
+                              tuple(found[0]) if alias else ())
     return None
 
 
@@ -653,8 +786,10 @@ def link(helpers: Helpers, sites: list) -> tuple[list, list[str]]:
             for init in lock.init_ids:
                 created.setdefault(init, []).append(f"{helper.name}() ({lock.describe(helper)})")
                 total[init] = total.get(init, 0) + n
+            through = f", called through the macro{'s' if len(helper.aliases) > 1 else ''} " \
+                f"{', '.join(a + '()' for a in sorted(helper.aliases))} too" if helper.aliases else ""
             notes.append(f"{helper.file}:{helper.line}: {helper.name}() creates a lock for its caller "
-                         f"({lock.describe(helper)}): {n} call{'s' if n != 1 else ''} with an entry of "
+                         f"({lock.describe(helper)}{through}): {n} call{'s' if n != 1 else ''} with an entry of "
                          f"{'their' if n != 1 else 'its'} own" + ("" if lock.init_ids else
                          "; its pthread_mutex_init was not read (spatch): they keep none"))
     for site in sites:
@@ -702,7 +837,7 @@ def wrap_calls(text: str, file: str, sites, kept_ids: set[str] = frozenset()) ->
         return text, []
     code = _code(text)
     defined = functions(file, code)
-    names = re.compile(r"\b(" + "|".join(sorted({re.escape(c.helper.name) for c, _ in wanted.values()})) + r")\s*\(")
+    names = re.compile(r"\b(" + "|".join(sorted({re.escape(c.via or c.helper.name) for c, _ in wanted.values()})) + r")\s*\(")
     pending = sorted(wanted.values(), key=lambda w: (w[0].line, w[0].column))
     edits = []
     for m in names.finditer(code):
@@ -722,7 +857,7 @@ def wrap_calls(text: str, file: str, sites, kept_ids: set[str] = frozenset()) ->
         wrap = "RCL_LOCK_SITE_VOID" if call.helper.returns_void else "RCL_LOCK_SITE"
         sites_text = ", ".join(f'RCL_SITE("{init}", {macro})' for init, macro in pairs)
         edits.append((m.start(), found[1], f"{wrap}({text[m.start():found[1]]}, {sites_text})"))
-    notes = [f"{file}:{call.line}: {call.helper.name}() call not found again after extraction: its lock "
+    notes = [f"{file}:{call.line}: {call.called} not found again after extraction: its lock "
              f"keeps the configuration of the helper's own init site" for call, _ in pending]
     for start, end, replacement in sorted(edits, reverse=True):
         text = text[:start] + replacement + text[end:]

@@ -64,12 +64,12 @@ class LockSite:
     def entry(self) -> LockEntry:
         where = f"{self.file}:{self.line}" + (f" in {self.function}()" if self.function else "")
         what = {"static_mutex": "static initializer", "mutex_var": "definition", "mutex_init": "pthread_mutex_init",
-                "helper_call": f"{self.helper_calls[0].call.helper.name}() call" if self.helper_calls else ""}
+                "helper_call": self.helper_calls[0].call.called if self.helper_calls else ""}
         if self.member:
             what = {"static_mutex": "struct initializer", "mutex_var": "zero-initialised struct variable"}
         note = f"; {self.note}" if self.note else ""
         if self.helper_calls and self.kind != "helper_call":  # a variable a lock helper sets up
-            note += "".join(f"; set up by {c.call.helper.name}() at {c.file}:{c.line}" for c in self.helper_calls)
+            note += "".join(f"; set up by {c.call.via or c.call.helper.name}() at {c.file}:{c.line}" for c in self.helper_calls)
         return LockEntry(self.lock_id, description=f"{self.expr}; {what[self.kind]} at {where}{note}")
 
 
@@ -97,8 +97,12 @@ def normalize(expr: str) -> str:
         text = re.sub(r"^\*\(?([A-Za-z_]\w*)\)?\+(\w+)$", r"\1[]", text)  # *(a + i) / *a+i
         changed = text != before
     text = _blank_subscripts(text)
-    text = re.sub(r"\(([A-Za-z_]\w*)\)", r"\1", text)  # (p)->f -> p->f
-    return text
+    while True:  # (p)->f -> p->f; ((p->have))->mutex (pigz's possess(p->have) through a wrapper) -> p->have->mutex
+        simpler = re.sub(r"\(([A-Za-z_]\w*)\)", r"\1", text)
+        simpler = re.sub(r"(?<![\w\])])\(([A-Za-z_]\w*(?:(?:\.|->)[A-Za-z_]\w*|\[\])*)\)", r"\1", simpler)
+        if simpler == text:
+            return text
+        text = simpler
 
 
 def _blank_subscripts(text: str) -> str:
