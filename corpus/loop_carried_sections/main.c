@@ -66,6 +66,25 @@ static long drain(int *left)
     return seen;
 }
 
+/* lock and unlock wrappers with work of their own: counted once per taking and per release */
+static long takes, gives;
+static void take(void) { pthread_mutex_lock(&done_mutex); takes++; }
+static void give(void) { gives++; pthread_mutex_unlock(&done_mutex); }
+
+static long rounds(int n)
+{
+    long done = 0;
+    take();
+    while (done < n) {
+        done++;
+        give();
+        done += 0;
+        take();
+    }
+    give();
+    return done;
+}
+
 static long scan(void)
 {
     long hits = 0;
@@ -110,8 +129,10 @@ int main(void)
         total += (long)r;
     }
     long scanned = scan();
-    printf("sum=%ld count=%ld total=%ld drain=%ld scan=%ld\n", done_sum, done_count, total, drain(&left), scanned);
-    if (done_sum != 1600000 || total != done_sum || scanned != 40794) {
+    long round_count = rounds(25);
+    printf("sum=%ld count=%ld total=%ld drain=%ld scan=%ld rounds=%ld takes=%ld gives=%ld\n", done_sum, done_count,
+           total, drain(&left), scanned, round_count, takes, gives);
+    if (done_sum != 1600000 || total != done_sum || scanned != 40794 || takes != 26 || gives != 26) {
         fprintf(stderr, "wrong totals\n");
         return 1;
     }

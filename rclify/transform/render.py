@@ -159,8 +159,11 @@ class FileRenderer:
             body = self._loop_body(region, exit_edits)
         else:
             body = self._render_range(region.lock_end, region.body_end, exit_edits + hoist_edits)
-        # a wrapper's work runs where its call stood: first (after locking), last (before unlocking)
-        body = (f" {region.lock.work}" if region.lock.work else "") + body + region.end_work
+        # a wrapper's work runs where its call stood: first (after locking), last (before unlocking);
+        # a loop-carried section's first run only (_loop_body)
+        if region.loop is None and region.lock.work:
+            body = f" {region.lock.work}" + body
+        body += region.end_work
 
         captures = plan.captures(self.parsed, self._decls, region, body,
                                  {v.spelling: v for h in hoists for v in h.variables})
@@ -259,7 +262,8 @@ class FileRenderer:
         relock_work = f"{parts.relock_op.work}\n" if parts.relock_op.work else ""
         relock_result = f"{parts.relock_op.result}\n" if parts.relock_op.result else ""
         # C89 trees (libuv builds with -std=gnu89): no declaration in a for's first clause
-        return (f"    if (!rclify_resume) {{\n{text(parts.prelude)}"
+        lock_work = f"{region.lock.work}\n" if region.lock.work else ""
+        return (f"    if (!rclify_resume) {{\n{lock_work}{text(parts.prelude)}"
                 + (f"        {expression(parts.init)};\n" if parts.init is not None else "")
                 + f"    }}\n    {{\n    int rclify_pass;\n    for (rclify_pass = rclify_resume; ; rclify_pass = 0{step}) {{\n"
                 + f"        if (rclify_pass) {{\n{relock_result}{relock_work}{text(parts.retaken)}            continue;\n        }}\n"
