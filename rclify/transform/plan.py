@@ -234,6 +234,11 @@ def _capture(parsed: ParsedFile, region: Region, name: str, cursor: ci.Cursor, b
     guards = [g for g in guards if g != parsed.guard_line]  # a header's include guard is no condition
     if by_value:
         return Capture(name, declarator(spelling, name), name, f"rclify_ctx->{name}", guards)
+    if typ.kind == T.CONSTANTARRAY:
+        # `__typeof__(useconds_t[64]) *x`, not `useconds_t (*x)[64]`: spatch, rewriting the file
+        # after extraction, reads the latter as a call when useconds_t is a typedef it has not seen
+        field = f"__typeof__({spelling}) *{name}"
+        return Capture(name, field, f"&{name}", f"(*rclify_ctx->{name})", guards)
     return Capture(name, declarator(spelling, f"(*{name})"), f"&{name}", f"(*rclify_ctx->{name})", guards)
 
 
