@@ -131,3 +131,70 @@ def test_every_configuration_builds_and_prints_what_the_original_does(transforme
     want = _build_and_run(original, CONFIGS[config], runtime=False)
     got = _build_and_run(tree, CONFIGS[config], runtime=True)
     assert got == want
+
+
+# zstd's threading.h: the lock macro is defined per debug level, with another mutex type.  The
+# section is written for the analysed level, under that level's condition; the other level keeps
+# the original text (lock calls through its own macro), so both build and behave the same.
+LEVELED = r"""
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#ifndef DEBUGLEVEL
+#define DEBUGLEVEL 0
+#endif
+#if DEBUGLEVEL < 1
+typedef pthread_mutex_t my_mutex_t;
+#define my_mutex_init(a) pthread_mutex_init((a), NULL)
+#define my_mutex_lock(a) pthread_mutex_lock((a))
+#define my_mutex_unlock(a) pthread_mutex_unlock((a))
+#else
+typedef pthread_mutex_t *my_mutex_t;  /* allocated, so that a debugger can watch it */
+#define my_mutex_init(a) ((*(a) = malloc(sizeof(pthread_mutex_t))) ? pthread_mutex_init(*(a), NULL) : -1)
+#define my_mutex_lock(a) pthread_mutex_lock(*(a))
+#define my_mutex_unlock(a) pthread_mutex_unlock(*(a))
+#endif
+
+static my_mutex_t m;
+static long total;
+
+static void *worker(void *arg)
+{
+    for (long i = 0; i < 2000; i++) {
+        my_mutex_lock(&m);
+        total += i % 5;
+        my_mutex_unlock(&m);
+    }
+    (void)arg;
+    return NULL;
+}
+
+int main(void)
+{
+    pthread_t t[3];
+    if (my_mutex_init(&m) != 0)
+        return 1;
+    for (int i = 0; i < 3; i++)
+        pthread_create(&t[i], NULL, worker, NULL);
+    for (int i = 0; i < 3; i++)
+        pthread_join(t[i], NULL);
+    printf("total %ld level %d\n", total, DEBUGLEVEL);
+    return 0;
+}
+"""
+
+
+@pytest.mark.parametrize("level", ["0", "2"])
+def test_a_lock_macro_defined_per_level_builds_at_every_level(tmp_path_factory, level):
+    original, tree = tmp_path_factory.mktemp("lv-original"), tmp_path_factory.mktemp("leveled")
+    (original / "main.c").write_text(LEVELED)
+    (tree / "main.c").write_text(LEVELED)
+    proc = subprocess.run([sys.executable, "-m", "rclify", "transform", str(tree), "-q", "-j", "1"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    text = (tree / "main.c").read_text()
+    assert "RCL_EXECUTE" in text and "#if (DEBUGLEVEL < 1)" in text  # extracted, for the analysed level
+    runtime_build.build_runtime()
+    want = _build_and_run(original, [f"-DDEBUGLEVEL={level}"], runtime=False)
+    assert _build_and_run(tree, [f"-DDEBUGLEVEL={level}"], runtime=True) == want

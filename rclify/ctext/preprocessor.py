@@ -161,6 +161,14 @@ def conditional_around(data: bytes, start: int, end: int) -> ConditionalBlock | 
     return block
 
 
+def condition_expression(line: str) -> str:
+    """The expression an `#if`, `#ifdef` or `#ifndef` line tests (guards_at's lines)."""
+    m = re.match(r"\s*#\s*(ifdef|ifndef|if)\b", line)
+    if m is None:
+        raise ValueError(f"not an #if line: {line!r}")
+    return _expression(m.group(1), line)
+
+
 def same_condition(a: str, b: str) -> bool:
     """Do two #if lines test the same thing (spacing and comments aside)?"""
     def norm(line: str) -> str:

@@ -16,7 +16,7 @@ import clang.cindex as ci
 
 from rclify.ctext.cparse import ParsedFile
 from rclify.ctext.declarator import declarator
-from rclify.ctext.preprocessor import guards_at
+from rclify.ctext.preprocessor import condition_expression, guards_at
 from rclify.ctext.tokens import identifiers_used, rename_identifiers, tokenize
 from rclify.templates import templates
 from rclify.transform import plan
@@ -228,13 +228,20 @@ class FileRenderer:
                 after = f"\n#line {self._code_line(a)}\n{text.rstrip()}"
             call = (f"{region.conditional_lock}\n{before}{call}{after}\n#else\n#line {self._line(region.start)}\n"
                     f"{self.parsed.text(region.start, region.end).rstrip()}\n#endif")
+        if region.lock.conditions:
+            # the lock macro is defined so under these conditions only (zstd's DEBUGLEVEL): the
+            # section exists there, the original text (its macros as defined) elsewhere
+            test = " && ".join(f"({condition_expression(c)})" for c in region.lock.conditions)
+            call = (f"#if {test}\n{call}\n#else\n#line {self._line(region.start)}\n"
+                    f"{self.parsed.text(region.start, region.end).rstrip()}\n#endif")
         call += f"\n#line {self._line(region.end)}\n"
         self._counters[fn_name] = n
         # a region inside an #if of its function: its struct and function exist under the same
         # condition, so every configuration the original builds in still builds (no unused static
         # function, no reference to what the other branch declares)
         conditions = [g for g in guards_at(self.parsed.data, region.start, since=fn.extent.start.offset)
-                      if g != self.parsed.guard_line] + [region.conditional_lock] * bool(region.conditional_lock)
+                      if g != self.parsed.guard_line] + [region.conditional_lock] * bool(region.conditional_lock) \
+            + list(region.lock.conditions)
         if conditions:
             cs = "".join(f"{c}\n" for c in conditions) + cs.rstrip("\n") + "\n" + "#endif\n" * len(conditions)
         self.functions.setdefault(_insertion_point(self.parsed.data, fn), []).append(cs)

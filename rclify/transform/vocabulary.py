@@ -36,6 +36,7 @@ import clang.cindex as ci
 
 from rclify.ctext import cparse
 from rclify.ctext.cparse import ParsedFile, statement_range
+from rclify.ctext.preprocessor import guards_at
 from rclify.ctext.tokens import Token, identifiers_used, matching_bracket, normalize, pretty, split_args, tokenize
 
 K = ci.CursorKind
@@ -58,6 +59,9 @@ class Macro:
     name: str
     params: tuple[str, ...]
     body: str
+    # the #if lines its definition sits under (zstd's ZSTD_pthread_mutex_lock(a) is
+    # pthread_mutex_lock((a)) under `#if DEBUGLEVEL < 1`, pthread_mutex_lock(*(a)) else)
+    conditions: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -107,6 +111,7 @@ class LockOp:
     wrapper_expr: str = ""  # for a wrapper call: the mutex expression with the arguments in
     result: str = ""  # C that keeps the variable the call's result went to: "err = 0;", "int err = 0;"
     work: str = ""  # a wrapper's own work, run in the section: "rclify_work_of_done((q));" (Wrapper.work)
+    conditions: tuple[str, ...] = ()  # #if lines of the macros it was read through (Macro.conditions)
 
 
 @dataclass
@@ -118,7 +123,7 @@ class Vocabulary:
     # the tree's other #defines, kept until what they name is known (a macro over a wrapper:
     # `#define take(l) take_(l, __FILE__, __LINE__)`): name -> its definitions (a name may be
     # defined differently for different files), each (params, body, identifiers)
-    pending: dict[str, list[tuple[tuple[str, ...], str, frozenset[str]]]] = field(default_factory=dict)
+    pending: dict[str, list[tuple[tuple[str, ...], str, frozenset[str], tuple[str, ...]]]] = field(default_factory=dict)
     read: set[tuple[str, int]] = field(default_factory=set)  # #define directives read: (file, offset)
     # static wrappers defined again, under the same name, in another file (libmicrohttpd's
     # MHD_ip_count_lock in src/lib/ and src/microhttpd/): (file, name) -> that file's own
@@ -127,13 +132,13 @@ class Vocabulary:
     def names(self) -> set[str]:
         return set(PTHREAD_OPS) | set(self.macros) | set(self.wrappers)
 
-    def add_macro(self, name: str, params: tuple[str, ...], body: str) -> bool:
+    def add_macro(self, name: str, params: tuple[str, ...], body: str, conditions: tuple[str, ...] = ()) -> bool:
         """Keeps a #define if its body uses a known lock operation, else until one it names
         becomes one (resolve()); says if it was kept as a lock macro."""
         if name in self.macros:
             return False
         self.pending.setdefault(name, []).append(
-            (params, body, frozenset(t.text for t in tokenize(body) if t.kind == "ident")))
+            (params, body, frozenset(t.text for t in tokenize(body) if t.kind == "ident"), conditions))
         return self.resolve() and name in self.macros
 
     def resolve(self) -> bool:
@@ -144,9 +149,9 @@ class Vocabulary:
             changed = False
             names = self.names()
             for name, definitions in list(self.pending.items()):
-                params, body, _ = next((d for d in definitions if d[2] & names), (None, None, None))
+                params, body, _, conditions = next((d for d in definitions if d[2] & names), (None, None, None, ()))
                 if body is not None:  # the first definition read that locks
-                    self.macros[name] = Macro(name, params, body)
+                    self.macros[name] = Macro(name, params, body, conditions)
                     del self.pending[name]
                     changed = found = True
         return found
@@ -269,8 +274,8 @@ def lock_calls(text: str, vocab: Vocabulary, depth: int = 0) -> list[LockOp]:
             args = split_args(text[tokens[i + 1].end : tokens[close].start]) if close > i else []
             body = substitute(macro.body, macro.params, args) if macro.params else macro.body
             found = lock_calls(body, vocab, depth + 1) if body is not None else []
-            ops += [replace(o, mutex=pretty(o.mutex), via=o.via or macro.name, checked=False, result="")
-                    for o in found]
+            ops += [replace(o, mutex=pretty(o.mutex), via=o.via or macro.name, checked=False, result="",
+                            conditions=_joined(macro.conditions, o.conditions)) for o in found]
         i = close + 1
     return ops
 
@@ -327,7 +332,11 @@ def _expanded(macro: Macro, args: list[str], vocab: Vocabulary, depth: int) -> L
     op = classify(body, vocab, depth + 1)
     if op is None:
         return None
-    return replace(op, mutex=pretty(op.mutex), via=macro.name)
+    return replace(op, mutex=pretty(op.mutex), via=macro.name, conditions=_joined(macro.conditions, op.conditions))
+
+
+def _joined(*lists: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(line for lines in lists for line in lines))
 
 
 def _classify_checked(tokens: list[Token], text: str, vocab: Vocabulary, depth: int) -> LockOp | None:
@@ -483,7 +492,8 @@ def scoped_lock_shape(header: str, vocab: Vocabulary, depth: int = 0) -> tuple[L
         shape = scoped_lock_shape(body, vocab, depth + 1) if body is not None else None
         if shape is None:
             return None
-        return replace(shape[0], mutex=pretty(shape[0].mutex), via=macro.name), shape[1]
+        return replace(shape[0], mutex=pretty(shape[0].mutex), via=macro.name,
+                       conditions=_joined(macro.conditions, shape[0].conditions)), shape[1]
     if len(tokens) < 4 or tokens[1].text != "(":
         return None
     close = matching_bracket(tokens, 1)
@@ -725,6 +735,7 @@ def add_macros(parsed: ParsedFile, root: Path, vocab: Vocabulary) -> None:
     """Lock macros defined in the tree (not system headers), through any chain of macros and
     wrappers (those that name a wrapper found later are kept pending until then)."""
     in_tree: dict[str, bool] = {}  # file name -> under root (thousands of system macros: cache)
+    texts: dict[str, bytes] = {}  # file name -> its bytes, for the #if lines around a definition
     for cursor in parsed.tu.cursor.get_children():
         if cursor.kind != K.MACRO_DEFINITION:
             continue
@@ -741,8 +752,14 @@ def add_macros(parsed: ParsedFile, root: Path, vocab: Vocabulary) -> None:
         definition = _macro_definition(cursor)
         if definition:
             macro, params, body = definition
+            if name not in texts:
+                try:
+                    texts[name] = Path(name).read_bytes()
+                except OSError:
+                    texts[name] = b""
+            conditions = tuple(guards_at(texts[name], cursor.extent.start.offset))
             vocab.pending.setdefault(macro, []).append(
-                (params, body, frozenset(t.text for t in tokenize(body) if t.kind == "ident")))
+                (params, body, frozenset(t.text for t in tokenize(body) if t.kind == "ident"), conditions))
     vocab.resolve()
 
 
