@@ -130,3 +130,18 @@ def test_output_into_a_reader_that_stops_is_no_traceback(tmp_path):
                           shell=True, capture_output=True, text=True, timeout=300)
     assert proc.stdout.startswith("--- a/lines.c")
     assert "Traceback" not in proc.stderr, proc.stderr
+
+
+def test_configure_templates_are_left_alone(tree):
+    """gnulib's lib/pthread.in.h (lbzip2): a template with @GUARD_PREFIX@ that configure turns into
+    the header the build uses; rewriting it (as C it is not) gave invalid C nothing compiled."""
+    template = tree / "lib" / "pthread.in.h"
+    template.parent.mkdir()
+    template.write_text("#ifndef _@GUARD_PREFIX@_PTHREAD_H_\n#define _@GUARD_PREFIX@_PTHREAD_H_\n"
+                        "# define PTHREAD_MUTEX_INITIALIZER { 0 }\n"
+                        "_GL_FUNCDECL_RPL (pthread_mutex_lock, int, (pthread_mutex_t *mutex));\n"
+                        "int pthread_mutex_lock (pthread_mutex_t *mutex) { return 0; }\n#endif\n")
+    before = template.read_bytes()
+    rclify("transform", tree, "-q")
+    assert template.read_bytes() == before
+    assert "RCL_EXECUTE" in (tree / "items.c").read_text()  # the program itself was transformed

@@ -196,6 +196,26 @@ def test_pasted_arguments_lose_the_parentheses_of_an_outer_substitution():
     assert substitute("x = line", ("line",), ["(__LINE__)"]) == "x = ((__LINE__))"
 
 
+@pytest.mark.parametrize("statement, kind", [
+    ("((void)(pthread_mutex_lock(&m) && (abort(), 0)));", "lock"),       # lbzip2's xlock
+    ("(void)(pthread_mutex_unlock(&m) && (abort(), 0));", "unlock"),
+    ("pthread_mutex_lock(&m) == 0 || abort();", "lock"),
+    ("pthread_mutex_lock(&m) != 0 && (fprintf(stderr, \"x\"), exit(1), 0);", "lock"),
+])
+def test_a_lock_whose_failure_runs_a_call_that_does_not_return(idioms, statement, kind):
+    op = classify(statement, idioms)
+    assert (op.kind, op.key, op.checked) == (kind, "&m", True)
+
+
+@pytest.mark.parametrize("statement", [
+    "pthread_mutex_lock(&m) && (log_it(), 0);",      # the failure path returns: not a checked lock
+    "pthread_mutex_lock(&m) == 0 && (abort(), 0);",  # aborts on success
+    "pthread_mutex_lock(&m) || abort();",            # aborts on success
+])
+def test_other_and_or_shapes_are_not_locks(idioms, statement):
+    assert classify(statement, idioms) is None
+
+
 def test_lock_macros_under_if_are_read_from_the_branch_the_build_compiles(idioms):
     op = classify("DBG_LOCK(stats);", idioms)
     assert (op.kind, op.key, op.checked) == ("lock", "&stats", True)

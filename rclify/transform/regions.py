@@ -16,7 +16,8 @@ import clang.cindex as ci
 
 from rclify.ctext.cparse import ParsedFile, statement_range as stmt_range
 from rclify.transform.refusals import Reason
-from rclify.transform.vocabulary import LockOp, Vocabulary, Wrapper, classify, guard_lock, scoped_lock_shape
+from rclify.transform.vocabulary import (NO_RETURN, LockOp, Vocabulary, Wrapper, classify, guard_lock,
+                                        scoped_lock_shape)
 
 K = ci.CursorKind
 
@@ -418,9 +419,7 @@ class RegionAnalysis:
         )
 
 
-# Calls that do not return end a tail the way a jump does.
-NO_RETURN = {"exit", "_exit", "_Exit", "abort", "quick_exit", "pthread_exit", "err", "errx", "verr",
-             "verrx", "longjmp", "siglongjmp", "__assert_fail", "__builtin_trap", "__builtin_unreachable"}
+# Calls that do not return (vocabulary.NO_RETURN) end a tail the way a jump does.
 
 
 def _no_return(cursor: ci.Cursor) -> bool:

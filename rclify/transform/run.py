@@ -249,7 +249,9 @@ def source_files(root: Path) -> list[Path]:
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
         for name in sorted(filenames):
-            if name.endswith(SOURCE_SUFFIXES) and name != "lock_config.h":
+            # `*.in.h`: a template configure or make turns into the header the build uses (gnulib's
+            # pthread.in.h, with @GUARD_PREFIX@ in it): no C, so neither analysed nor rewritten
+            if name.endswith(SOURCE_SUFFIXES) and name != "lock_config.h" and not name.endswith(".in.h"):
                 files.append(Path(dirpath) / name)
     return files
 

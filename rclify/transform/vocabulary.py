@@ -242,6 +242,10 @@ def classify(text: str, vocab: Vocabulary, depth: int = 0) -> LockOp | None:
         return classify(text[tokens[3].start : tokens[-1].end], vocab, depth + 1)
     if first == "if" and len(tokens) > 3 and tokens[1].text == "(":
         return _classify_checked(tokens, text, vocab, depth)
+    if first == "(" and len(tokens) > 2 and matching_bracket(tokens, 0) == len(tokens) - 1:
+        return classify(text[tokens[0].end : tokens[-1].start], vocab, depth + 1)
+    if any(t.text in ("&&", "||") for t in tokens):
+        return _classify_or_die(text[: tokens[-1].end], vocab, depth)
     if any(t.text == "=" for t in tokens):
         return _classify_assigned(tokens, text, vocab, depth)
     return _classify_call(tokens, text, vocab, depth)
@@ -357,6 +361,39 @@ def _classify_checked(tokens: list[Token], text: str, vocab: Vocabulary, depth: 
     return replace(found[0], checked=True)
 
 
+def _classify_or_die(text: str, vocab: Vocabulary, depth: int) -> LockOp | None:
+    """`FAILED && (abort(), 0)`, `SUCCEEDED || die()`: a lock call whose failure runs only a call
+    that does not return (lbzip2's `#define xlock(m) ((void)(pthread_mutex_lock(m) && (abort(), 0)))`);
+    the failure path is dropped as for `if (FAILED) abort();`."""
+    for operator, when_failed in (("&&", True), ("||", False)):
+        parts = _top_level_split(text, operator)
+        if len(parts) != 2:
+            continue
+        found = _failure_test(parts[0], vocab, depth + 1)
+        if found is not None and found[1] == when_failed and _dies(parts[1]):
+            return replace(found[0], checked=True)
+    return None
+
+
+# Calls that do not return: a failure path made of one ends there.
+NO_RETURN = {"exit", "_exit", "_Exit", "abort", "quick_exit", "pthread_exit", "err", "errx", "verr",
+             "verrx", "longjmp", "siglongjmp", "__assert_fail", "__builtin_trap", "__builtin_unreachable"}
+
+
+def _dies(expr: str) -> bool:
+    """Does expr (a comma expression, parenthesised or not) call a function that does not return?"""
+    tokens = tokenize(expr)
+    while len(tokens) > 2 and tokens[0].text == "(" and matching_bracket(tokens, 0) == len(tokens) - 1:
+        expr = expr[tokens[1].start : tokens[-1].start]
+        tokens = tokenize(expr)
+    for part in _top_level_split(expr, ","):
+        tokens = tokenize(part)
+        if len(tokens) >= 3 and tokens[0].text in NO_RETURN and tokens[1].text == "(" \
+                and matching_bracket(tokens, 1) == len(tokens) - 1:
+            return True
+    return False
+
+
 def _failure_test(text: str, vocab: Vocabulary, depth: int) -> tuple[LockOp, bool] | None:
     """(the lock operation in an if-condition, whether the condition is true when it FAILED),
     following `!`, `!= 0`, `== 0`, parentheses and expression macros (only these count towards the
@@ -378,7 +415,8 @@ def _failure_test(text: str, vocab: Vocabulary, depth: int) -> tuple[LockOp, boo
         body = substitute(macro.body, macro.params, split_args(text[tokens[1].end : tokens[-1].start]))
         inner = _failure_test(body, vocab, depth + 1) if body is not None else None
         if inner is not None:
-            return replace(inner[0], mutex=_unwrapped(pretty(inner[0].mutex)), via=macro.name), inner[1]
+            return replace(inner[0], mutex=_unwrapped(pretty(inner[0].mutex)), via=macro.name,
+                           conditions=_joined(macro.conditions, inner[0].conditions)), inner[1]
     op = classify(text, vocab, depth)
     if op is None or op.kind in ("trylock", "timedlock"):
         return None
