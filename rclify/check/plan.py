@@ -54,7 +54,9 @@ def detect(tree: Path) -> Plan:
         target = "test" if makefile_am and _has_target(makefile_am, "test") else "check"
         for f in (configure_ac, tree / "configure"):
             if f and f.is_file() and "-Werror" in f.read_text(errors="replace"):
-                notes.append(f"{f.name} adds -Werror: any warning in (transformed) code fails the build")
+                # a mention, not proof: xz and lbzip2 use it only in probes or behind --enable-werror
+                notes.append(f"{f.name} mentions -Werror: where the build turns it on, any warning in "
+                             "(transformed) code fails the build")
                 break
         return Plan("autotools", build, f"make {target}", "detected", notes, "[ ! -f Makefile ] || make clean")
     if (tree / "CMakeLists.txt").is_file():
