@@ -10,6 +10,7 @@ Decisions only, no C text generated here (render.py writes it): for a region,
 A region that cannot be planned raises Refusal with its Reason.
 """
 
+import re
 from dataclasses import dataclass, field
 
 import clang.cindex as ci
@@ -57,17 +58,31 @@ class Hoist:
             typ = var.type
             if typ.kind in (T.CONSTANTARRAY, T.INCOMPLETEARRAY, T.VARIABLEARRAY) or var.storage_class in (
                 ci.StorageClass.STATIC, ci.StorageClass.EXTERN
-            ) or typ.is_const_qualified():
+            ):
                 raise Refusal(Reason.HOIST_NOT_SIMPLE)
             init = [c for c in var.get_children() if c.kind.is_expression() or c.kind == K.INIT_LIST_EXPR]
             if init and init[-1].kind == K.INIT_LIST_EXPR:
                 raise Refusal(Reason.HOIST_NOT_SIMPLE)
-            declarations.append(declarator(typ.spelling, var.spelling) + ";")
+            declarations.append(declarator(_without_top_const(typ), var.spelling) + ";")
             if init:
                 value = parsed.text(init[-1].extent.start.offset, init[-1].extent.end.offset)
                 assignments.append(f"{var.spelling} = {value};")
         return Hoist(stmt.extent.start.offset, stmt.extent.end.offset, " ".join(declarations),
                       " ".join(assignments) or ";", variables)
+
+
+def _without_top_const(typ: ci.Type) -> str:
+    """A hoisted local's type without its own `const` (zstd's `ZSTD_CCtx* const cctx = ...` under
+    the lock): declared before the section and assigned in it, it cannot be const; nothing else
+    writes it, as before.  A const that only a typedef carries cannot be taken off: refused."""
+    spelling = typ.spelling
+    if not typ.is_const_qualified():
+        return spelling
+    if typ.kind == T.POINTER and re.search(r"\*\s*const\s*$", spelling):
+        return re.sub(r"\s*const\s*$", "", spelling)
+    if re.match(r"\s*const\s+", spelling) and typ.kind != T.POINTER:
+        return re.sub(r"^\s*const\s+", "", spelling)
+    raise Refusal(Reason.HOIST_NOT_SIMPLE)
 
 
 class Declarations:
@@ -154,7 +169,7 @@ def captures(parsed: ParsedFile, decls: Declarations, region: Region, body: str,
             continue  # a global, a function, a type, an enumerator, or declared inside
         if name in inside and name not in hoisted:
             raise Refusal(Reason.SHADOWED_VARIABLE)
-        captures.append(_capture(parsed, region, name, visible, body))
+        captures.append(_capture(parsed, region, name, visible, body, hoisted=name in hoisted))
     return captures
 
 
@@ -215,13 +230,14 @@ def _macro_bodies_use_locals(parsed: ParsedFile, region: Region, declared_inside
     return False
 
 
-def _capture(parsed: ParsedFile, region: Region, name: str, cursor: ci.Cursor, body: str) -> Capture:
+def _capture(parsed: ParsedFile, region: Region, name: str, cursor: ci.Cursor, body: str,
+             hoisted: bool = False) -> Capture:
     typ = cursor.type
     if typ.kind in (T.VARIABLEARRAY, T.DEPENDENTSIZEDARRAY):
         raise Refusal(Reason.VARIABLE_LENGTH_ARRAY)
     if _declared_inside(typ, region.function):
         raise Refusal(Reason.LOCAL_TYPE)
-    spelling = typ.spelling
+    spelling = _without_top_const(typ) if hoisted else typ.spelling  # declared so by Hoist.of
     if "(anonymous" in spelling or "(unnamed" in spelling:
         raise Refusal(Reason.LOCAL_TYPE)
     by_value = (typ.get_canonical().kind in _SCALARS and _only_read(name, body)
