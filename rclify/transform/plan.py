@@ -146,6 +146,8 @@ def hoists(parsed: ParsedFile, region: Region) -> list[Hoist]:
                      if start < e.unlock_start < block.extent.end.offset]
             if block == home:
                 later.append(parsed.text(*region.later))
+            if region.open_block is not None and block == region.open_block:  # the rest of it runs after
+                later.append(parsed.text(region.end, block.extent.end.offset))
             declared = [c for c in stmt.get_children() if c.kind == K.VAR_DECL]
             if not {c.spelling for c in declared} & identifiers_used(" ".join(later)):
                 continue

@@ -14,7 +14,7 @@ from rclify.ctext.preprocessor import (ConditionalBlock, conditional_around, con
 from rclify.ctext.tokens import identifiers_used, matching_bracket, normalize, tokenize
 from rclify.transform.loop_regions import loop_region
 from rclify.transform.refusals import Reason
-from rclify.transform.regions import (RELEASED, SETJMP, VA, Region, RegionAnalysis, goto_label, may_be_lock,
+from rclify.transform.regions import (HELD, RELEASED, SETJMP, VA, Region, RegionAnalysis, goto_label, may_be_lock,
                                      scoped_statement, unlabeled)
 from rclify.transform.vocabulary import (TIMED_LOCKS, LockOp, Vocabulary, checks_result, classify, guard_lock,
                                         lock_calls)
@@ -306,6 +306,18 @@ def _close(parsed: ParsedFile, vocab: Vocabulary, region: Region, following: lis
             region.end_work_of = child_op.wrapper if child_op.work else None
             ended = True
             break
+        if (at := _unlock_in_bare_block(analysis, child, op.key)) is not None:
+            # `{ T x = ...; unlock(&m); use(x); }`: the section ends at that unlock (zstd's POOL_thread)
+            block = list(child.get_children())
+            if analysis.block(block[:at], is_switch_body=False) == {HELD}:
+                unlock = unlabeled(block[at])
+                unlock_op = analysis.op_of(unlock)
+                region.body_end, region.end = stmt_range(parsed, block[at])[0], stmt_range(parsed, unlock)[1]
+                region.end_result, region.end_work = unlock_op.result, unlock_op.work
+                region.end_work_of = unlock_op.wrapper if unlock_op.work else None
+                region.open_block = child
+                ended = True
+            break
         states = analysis.stmt(child)
         if states == {RELEASED} or not states:
             region.body_end = region.end = stmt_range(parsed, child)[1]
@@ -319,6 +331,22 @@ def _close(parsed: ParsedFile, vocab: Vocabulary, region: Region, following: lis
         region.body_end = region.end = region.lock_end
     region.body_end_stmt = region.end
     _finish(region, analysis)
+
+
+def _unlock_in_bare_block(analysis: RegionAnalysis, child: ci.Cursor, key: str) -> int | None:
+    """The index of the unlock of key among a bare block's statements, when the block is a
+    statement of its own (not a loop's or an if's body), that unlock is its first statement that
+    takes or releases key, and it is no statement's branch; else None."""
+    if child.kind != K.COMPOUND_STMT:
+        return None
+    for i, stmt in enumerate(child.get_children()):
+        op = analysis.op_of(unlabeled(stmt))
+        if op is not None and op.key == key:
+            return i if op.kind == "unlock" and unlabeled(stmt) is stmt else None
+        if any(c.kind == K.CALL_EXPR and (o := analysis.op_of(c)) is not None and o.key == key
+               for c in stmt.walk_preorder()):
+            return None  # this lock taken or released deeper in the block first: not our shape
+    return None
 
 
 def _finish(region: Region, analysis: RegionAnalysis) -> None:

@@ -72,6 +72,9 @@ class Region:
     end_work_of: Wrapper | None = None  # that wrapper
     ends_by_exit: bool = False  # no path reaches the end of the section (a lock guard's block that returns)
     loop: object | None = None  # a loop-carried section's pieces (loop_regions.LoopParts)
+    # a bare block `{ T x = ...; unlock(&m); use(x); }` of the home block in which the section
+    # ends: the section takes what precedes the unlock in it, the caller the rest (render.py)
+    open_block: ci.Cursor | None = None
     # its unlock's and relock's `#if THREADS` / `#endif` lines, left out of the pieces written under
     # the condition (conditional_lock)
     blank_directives: list[tuple[int, int]] = field(default_factory=list)

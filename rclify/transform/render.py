@@ -157,6 +157,10 @@ class FileRenderer:
             if hoists:
                 raise Refusal(Reason.HOIST_NOT_SIMPLE)
             body = self._loop_body(region, exit_edits)
+        elif region.open_block is not None:  # the block's `{` stays in the caller, opened by the call site
+            lbrace = region.open_block.extent.start.offset
+            body = (self._render_range(region.lock_end, lbrace, exit_edits + hoist_edits)
+                    + self._render_range(lbrace + 1, region.body_end, exit_edits + hoist_edits))
         else:
             body = self._render_range(region.lock_end, region.body_end, exit_edits + hoist_edits)
         # a wrapper's work runs where its call stood: first (after locking), last (before unlocking);
@@ -228,6 +232,8 @@ class FileRenderer:
                 after = f"\n#line {self._code_line(a)}\n{text.rstrip()}"
             call = (f"{region.conditional_lock}\n{before}{call}{after}\n#else\n#line {self._line(region.start)}\n"
                     f"{self.parsed.text(region.start, region.end).rstrip()}\n#endif")
+        if region.open_block is not None:  # the rest of the block, after the call, closes it
+            call = "{ " + call
         if region.lock.conditions:
             # the lock macro is defined so under these conditions only (zstd's DEBUGLEVEL): the
             # section exists there, the original text (its macros as defined) elsewhere
