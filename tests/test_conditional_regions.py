@@ -159,6 +159,18 @@ typedef pthread_mutex_t *my_mutex_t;  /* allocated, so that a debugger can watch
 static my_mutex_t m;
 static long total;
 
+static long popped;
+
+static long peek(void)  /* the section ends inside the bare block (zstd's POOL_thread) */
+{
+    my_mutex_lock(&m);
+    {   const long v = total;
+        popped++;
+        my_mutex_unlock(&m);
+        return v * 2;
+    }
+}
+
 static void *worker(void *arg)
 {
     for (long i = 0; i < 2000; i++) {
@@ -179,7 +191,7 @@ int main(void)
         pthread_create(&t[i], NULL, worker, NULL);
     for (int i = 0; i < 3; i++)
         pthread_join(t[i], NULL);
-    printf("total %ld level %d\n", total, DEBUGLEVEL);
+    printf("total %ld peek %ld popped %ld level %d\n", total, peek(), popped, DEBUGLEVEL);
     return 0;
 }
 """
@@ -194,7 +206,7 @@ def test_a_lock_macro_defined_per_level_builds_at_every_level(tmp_path_factory, 
                           cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     text = (tree / "main.c").read_text()
-    assert "RCL_EXECUTE" in text and "#if (DEBUGLEVEL < 1)" in text  # extracted, for the analysed level
+    assert text.count("RCL_EXECUTE(") == 2 and "#if (DEBUGLEVEL < 1)" in text  # both, for the analysed level
     runtime_build.build_runtime()
     want = _build_and_run(original, [f"-DDEBUGLEVEL={level}"], runtime=False)
     assert _build_and_run(tree, [f"-DDEBUGLEVEL={level}"], runtime=True) == want

@@ -492,6 +492,10 @@ def test_a_macro_whose_body_calls_a_helper_is_that_helper():
     more = infer({"yarn.c": MACRO_YARN_C, "yarn.h": MACRO_YARN_H.replace("__LINE__)", "__LINE__); x++"),
                   "main.c": "#define mk(a) new_lock_(a + 1, 0, 0)\nvoid g(void) { p = mk(2); }\n"})
     assert more.helpers["new_lock_"].aliases == {} and more.calls == []
+    # nor one defined in two #if branches of one file, differently (each branch's #define is read)
+    twice = MACRO_YARN_H + "#ifdef DEBUG_LOCKS\n#define new_unlocked() new_lock_(1, __FILE__, __LINE__)\n#endif\n"
+    branches = infer({"yarn.c": MACRO_YARN_C, "yarn.h": twice, "main.c": "void f(void) { c = new_unlocked(); }\n"})
+    assert sorted(branches.helpers["new_lock_"].aliases) == ["new_lock"]
 
 
 @pytest.fixture(scope="module")

@@ -95,8 +95,8 @@ SCOPED_H = """\
 
 
 def test_loop_header_macros_through_chains():
-    assert loop_header_macros({"s.h": SCOPED_H}) == {"SYNC": "m", "SYNC_1": "m, line", "SYNC_2": "m, line",
-                                                    "WITH_LOCK": "m"}
+    assert loop_header_macros({"s.h": SCOPED_H}) == {"SYNC": ("m",), "SYNC_1": ("m", "line"),
+                                                    "SYNC_2": ("m", "line"), "WITH_LOCK": ("m",)}
 
 
 @pytest.mark.skipif(shutil.which("spatch") is None, reason="spatch (coccinelle) not installed")

@@ -7,6 +7,8 @@ questions rclify asks about directives are answered here, from the file's text.
 import re
 from dataclasses import dataclass
 
+from rclify.ctext.tokens import code_only
+
 
 def logical_lines(text: str):
     """(first line number, last line number, text) of each line with its continuations joined."""
@@ -19,6 +21,50 @@ def logical_lines(text: str):
             joined = joined[:-1] + " " + lines[i]
         i += 1
         yield start + 1, i, joined
+
+
+def directive_lines(text: str):
+    """(first line index, last line index), 0-based, of each preprocessor directive of text,
+    continuation lines included (read on the text itself: a comment blanked inside a #define
+    would hide them)."""
+    code_lines, lines = code_only(text).split("\n"), text.split("\n")
+    i = 0
+    while i < len(lines):
+        if code_lines[i].lstrip().startswith("#"):
+            first = i
+            while i + 1 < len(lines) and lines[i].endswith("\\"):
+                i += 1
+            yield first, i
+        i += 1
+
+
+@dataclass(frozen=True)
+class Define:
+    """One #define of a text, in whichever #if branch it stands."""
+
+    line: int  # 1-based, of the directive's first line
+    name: str
+    params: tuple[str, ...] | None  # None: an object-like macro
+    body: str  # comments and string contents blanked, continuation lines joined
+
+
+_DEFINE = re.compile(r"[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)(\(([^)]*)\))?(.*)", re.S)
+
+
+def defines(text: str) -> list[Define]:
+    """Every #define of text, in order (all #if branches: the one place rclify reads them as text;
+    libclang gives the vocabulary those the build compiles)."""
+    if "define" not in text:
+        return []
+    code = code_only(text).split("\n")
+    out = []
+    for first, last in directive_lines(text):
+        joined = " ".join(line.rstrip("\\") for line in code[first : last + 1])
+        m = _DEFINE.match(joined)
+        if m:
+            params = tuple(p.strip() for p in m.group(3).split(",") if p.strip()) if m.group(2) else None
+            out.append(Define(first + 1, m.group(1), params, m.group(4)))
+    return out
 
 
 _QUOTED_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"([^"]+)"', re.M)

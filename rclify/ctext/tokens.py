@@ -196,3 +196,17 @@ def pretty(expr: str) -> str:
     while text.startswith("&(") and text.endswith(")") and "(" not in text[2:-1]:
         text = "&" + text[2:-1]
     return text
+
+
+def top_level_split(text: str, separator: str) -> list[str]:
+    """text split at the separator tokens outside brackets."""
+    parts, depth, start = [], 0, 0
+    for tok in tokenize(text):
+        if tok.text in "([{" and tok.kind == "punct":
+            depth += 1
+        elif tok.text in ")]}" and tok.kind == "punct":
+            depth -= 1
+        elif tok.text == separator and depth == 0:
+            parts.append(text[start : tok.start])
+            start = tok.end
+    return parts + [text[start:]]

@@ -15,10 +15,9 @@ import re
 import tempfile
 from pathlib import Path
 
-from rclify.ctext.preprocessor import logical_lines
+from rclify.ctext.preprocessor import defines
+from rclify.ctext.spatch import MACRO_FILE
 from rclify.ctext.tokens import code_only, matching_bracket, tokenize
-
-_OBJECT_DEFINE = re.compile(r"^\s*#\s*define\s+([A-Za-z_]\w*)(?![\w(])(.*)$", re.S)
 
 _DECORATION_WORDS = {
     "extern", "static", "inline", "_Noreturn", "_Thread_local", "__thread", "register",
@@ -60,12 +59,9 @@ def object_macro_definitions(texts: dict[str, str]) -> dict[str, list[str]]:
     """{name: [body of each object-like #define of it]} over the given files' texts."""
     found: dict[str, list[str]] = {}
     for text in texts.values():
-        if "define" not in text:
-            continue
-        for _, _, line in logical_lines(text):
-            m = _OBJECT_DEFINE.match(line)
-            if m and m.group(1) not in _C_KEYWORDS:
-                found.setdefault(m.group(1), []).append(m.group(2))
+        for d in defines(text):
+            if d.params is None and d.name not in _C_KEYWORDS:
+                found.setdefault(d.name, []).append(d.body)
     return found
 
 
@@ -115,25 +111,19 @@ def expand_storage(code: str, storage: dict[str, str]) -> str:
     return pattern.sub(lambda m: storage[m.group(1)].ljust(len(m.group(1))), code)
 
 
-_FUNCTION_DEFINE = re.compile(r"^\s*#\s*define\s+([A-Za-z_]\w*)\(([^)]*)\)(.*)$", re.S)
-
-
-def loop_header_macros(texts: dict[str, str]) -> dict[str, str]:
-    """{name: parameter list} of the function-like macros that expand to a `for` header before a
+def loop_header_macros(texts: dict[str, str]) -> dict[str, tuple[str, ...]]:
+    """{name: parameters} of the function-like macros that expand to a `for` header before a
     statement, directly (`for (...)`, `for (...) for (...)`) or through a chain of such macros:
     xz's `mythread_sync(m)` -> `mythread_sync_helper1(m, __LINE__)` -> `for (...) for (...)`.
     Given to spatch as `for (;;)`, a use before a block (`mythread_sync(m) { ... }`) parses as a
     loop where the macro is defined in a header; spatch reads a definition in the file itself
     first, which it follows only when its body is the `for`."""
-    definitions: dict[str, list[tuple[str, str]]] = {}
+    definitions: dict[str, list[tuple[tuple[str, ...], str]]] = {}
     for text in texts.values():
-        if "define" not in text:
-            continue
-        for _, _, line in logical_lines(text):
-            m = _FUNCTION_DEFINE.match(line)
-            if m:
-                definitions.setdefault(m.group(1), []).append((m.group(2), code_only(m.group(3)).strip()))
-    found: dict[str, str] = {}
+        for d in defines(text):
+            if d.params is not None:
+                definitions.setdefault(d.name, []).append((d.params, d.body.strip()))
+    found: dict[str, tuple[str, ...]] = {}
     changed = True
     while changed:
         changed = False
@@ -154,7 +144,7 @@ def loop_header_macros(texts: dict[str, str]) -> dict[str, str]:
 
 
 def write_macro_file(base: Path, names: list[str], directory: Path | None = None,
-                     loops: dict[str, str] | None = None) -> Path:
+                     loops: dict[str, tuple[str, ...]] | None = None) -> Path:
     """A macro file: base's text, then `#define NAME` for each name and `#define NAME(params)
     for (;;)` for each loop header macro.  The caller removes it."""
     text = base.read_text()
@@ -163,7 +153,7 @@ def write_macro_file(base: Path, names: list[str], directory: Path | None = None
         text += "".join(f"#define {name}\n" for name in names)
     if loops:
         text += "\n/* the tree's loop header macros: scoped locks (rclify.ctext.tree_macros) */\n"
-        text += "".join(f"#define {name}({params}) for (;;)\n" for name, params in sorted(loops.items()))
+        text += "".join(f"#define {name}({', '.join(params)}) for (;;)\n" for name, params in sorted(loops.items()))
     handle = tempfile.NamedTemporaryFile("w", prefix="rclify-macros-", suffix=".h", delete=False,
                                          dir=directory)
     with handle:
@@ -171,8 +161,8 @@ def write_macro_file(base: Path, names: list[str], directory: Path | None = None
     return Path(handle.name)
 
 
-def macro_file_for(texts: dict[str, str], directory: Path | None = None) -> Path:
-    """write_macro_file of MACRO_FILE with the declaration and loop header macros of texts."""
-    from rclify.ctext.spatch import MACRO_FILE  # spatch.py imports nothing from here
-
-    return write_macro_file(MACRO_FILE, declaration_macros(texts), directory, loop_header_macros(texts))
+def macro_file_for(texts: dict[str, str], directory: Path | None = None) -> tuple[Path, list[str], dict[str, tuple[str, ...]]]:
+    """spatch's macro file for a tree (MACRO_FILE, then the declaration and loop header macros of
+    its texts), and those macros; the caller removes the file."""
+    names, loops = declaration_macros(texts), loop_header_macros(texts)
+    return write_macro_file(MACRO_FILE, names, directory, loops), names, loops

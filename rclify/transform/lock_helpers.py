@@ -42,6 +42,7 @@ profiler at the use's line.
 import re
 from dataclasses import dataclass, field
 
+from rclify.ctext.preprocessor import defines, directive_lines
 from rclify.ctext.tokens import Token, balanced, call_arguments, code_only, matching_bracket, tokenize
 from rclify.transform.cxx import is_cxx, is_header
 
@@ -204,45 +205,18 @@ class Helpers:
 # ---- the text: functions, macros, calls -------------------------------------------------------------
 
 
-def _directives(text: str):
-    """(first line index, last line index) of each preprocessor directive of text, continuation
-    lines included (read on the text itself: a comment blanked inside a #define would hide them)."""
-    code_lines, lines = code_only(text).split("\n"), text.split("\n")
-    i = 0
-    while i < len(lines):
-        if code_lines[i].lstrip().startswith("#"):
-            first = i
-            while i + 1 < len(lines) and lines[i].endswith("\\"):
-                i += 1
-            yield first, i
-        i += 1
-
-
 def _code(text: str) -> str:
     """text with comments, strings and preprocessor directives blanked, offsets kept."""
     lines = code_only(text).split("\n")
-    for first, last in _directives(text):
+    for first, last in directive_lines(text):
         for i in range(first, last + 1):
             lines[i] = " " * len(lines[i])
     return "\n".join(lines)
 
 
 def macros(text: str) -> dict[str, str]:
-    """The function-like macros of a text: {name: body} (comments blanked)."""
-    return {name: body for name, (_, _, body) in macro_definitions(text).items()}
-
-
-def macro_definitions(text: str) -> dict[str, tuple[int, tuple[str, ...], str]]:
-    """The function-like macros of a text: {name: (line, parameters, body)} (comments blanked)."""
-    out = {}
-    code = code_only(text).split("\n")
-    for first, last in _directives(text):
-        joined = " ".join(line.rstrip("\\") for line in code[first : last + 1])
-        m = re.match(r"[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)\(([^)]*)\)(.*)", joined, re.S)
-        if m:
-            params = tuple(p.strip() for p in m.group(2).split(",") if p.strip())
-            out[m.group(1)] = (first + 1, params, m.group(3))
-    return out
+    """The function-like macros of a text: {name: body} (comments blanked; the last of several)."""
+    return {d.name: d.body for d in defines(text) if d.params is not None}
 
 
 def _opening(tokens: list[Token], close: int) -> int:
@@ -684,9 +658,10 @@ def infer(texts: dict[str, str]) -> Helpers:
     tree_macros: dict[str, str] = {}
     definitions: dict[str, list[tuple[str, int, tuple[str, ...], str]]] = {}
     for src in sources:
-        for name, (line, params, body) in macro_definitions(texts[src.file]).items():
-            tree_macros[name] = body
-            definitions.setdefault(name, []).append((src.file, line, params, body))
+        for d in defines(texts[src.file]):  # every #if branch's: a macro defined twice is no alias
+            if d.params is not None:
+                tree_macros[d.name] = d.body
+                definitions.setdefault(d.name, []).append((src.file, d.line, d.params, d.body))
     names = _Names(sources, tree_macros)
     helper_names: set[str] = set()
     changed = True

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 import clang.cindex as ci
 
 from rclify.ctext.cparse import ParsedFile, statement_range as stmt_range
-from rclify.ctext.tokens import identifiers_used, matching_bracket, tokenize
+from rclify.ctext.tokens import identifiers_used, matching_bracket, tokenize, top_level_split
 from rclify.transform.regions import HELD, RELEASED, Region, RegionAnalysis, _Construct, _loop_is_infinite, unlabeled
 from rclify.transform.vocabulary import LockOp, Vocabulary, lock_calls
 
@@ -172,23 +172,15 @@ def _header(parsed: ParsedFile, loop: ci.Cursor) -> tuple[Span | None, Span | No
 
     if keyword == "while":
         return None, span(tokens[1].end, tokens[close].start), None
-    semis = [i for i, t in enumerate(tokens[2:close], 2) if t.text == ";" and _depth(tokens, 1, i) == 1]
-    if len(semis) != 2:
+    clauses = top_level_split(text[tokens[1].end : tokens[close].start], ";")
+    if len(clauses) != 3:
         return None
-    first = span(tokens[1].end, tokens[semis[0]].start)
+    starts = [tokens[1].end, tokens[1].end + len(clauses[0]) + 1]
+    starts.append(starts[1] + len(clauses[1]) + 1)
+    first, test, step = (span(a, a + len(c)) for a, c in zip(starts, clauses))
     if first is not None and any(c.kind == K.DECL_STMT for c in loop.get_children()):
         return None
-    return first, span(tokens[semis[0]].end, tokens[semis[1]].start), span(tokens[semis[1]].end, tokens[close].start)
-
-
-def _depth(tokens, open_index: int, at: int) -> int:
-    depth = 0
-    for t in tokens[open_index:at]:
-        if t.text in "([{":
-            depth += 1
-        elif t.text in ")]}":
-            depth -= 1
-    return depth
+    return first, test, step
 
 
 def _jumps_to_loop(statements: list[ci.Cursor], continue_only: bool) -> bool:

@@ -218,6 +218,8 @@ class FileRenderer:
             mutex=region.lock.mutex, fn_name=extraction.fn_name, trylock=region.is_trylock,
             local=extraction.local, may_wait=extraction.placement.may_wait,
         ).rstrip("\n") + (f" {region.end_result}" if region.end_result else "")
+        if region.open_block is not None:  # the rest of the block, after the call, closes it
+            call = "{ " + call
         if region.conditional_lock:
             # the section exists when the locks do; without them, the original text (its lock
             # blocks compile to nothing there)
@@ -230,16 +232,12 @@ class FileRenderer:
                 text = self.parsed.text(a, b)
                 text = text[text.rfind("\n", 0, len(text) - len(text.lstrip())) + 1:]  # from its first code line
                 after = f"\n#line {self._code_line(a)}\n{text.rstrip()}"
-            call = (f"{region.conditional_lock}\n{before}{call}{after}\n#else\n#line {self._line(region.start)}\n"
-                    f"{self.parsed.text(region.start, region.end).rstrip()}\n#endif")
-        if region.open_block is not None:  # the rest of the block, after the call, closes it
-            call = "{ " + call
+            call = self._or_original(region, region.conditional_lock, f"{before}{call}{after}")
         if region.lock.conditions:
             # the lock macro is defined so under these conditions only (zstd's DEBUGLEVEL): the
             # section exists there, the original text (its macros as defined) elsewhere
             test = " && ".join(f"({condition_expression(c)})" for c in region.lock.conditions)
-            call = (f"#if {test}\n{call}\n#else\n#line {self._line(region.start)}\n"
-                    f"{self.parsed.text(region.start, region.end).rstrip()}\n#endif")
+            call = self._or_original(region, f"#if {test}", call)
         call += f"\n#line {self._line(region.end)}\n"
         self._counters[fn_name] = n
         # a region inside an #if of its function: its struct and function exist under the same
@@ -253,6 +251,11 @@ class FileRenderer:
         self.functions.setdefault(_insertion_point(self.parsed.data, fn), []).append(cs)
         self.extractions.append(extraction)
         return call
+
+    def _or_original(self, region: Region, if_line: str, call: str) -> str:
+        """call under the #if line, the region's original text (hybrid) under its #else."""
+        return (f"{if_line}\n{call}\n#else\n#line {self._line(region.start)}\n"
+                f"{self.parsed.text(region.start, region.end).rstrip()}\n#endif")
 
     def _loop_body(self, region: Region, exit_edits: list[tuple[int, int, str]]) -> str:
         """A loop-carried section (loop_regions.py): P and the loop's first clause on the first

@@ -162,8 +162,7 @@ def analyse_tree(root: Path, files: list[Path], config_path: Path, options: Opti
 def _spatch_macro_file(root: Path, files: list[Path], outcome: Outcome, progress: Progress) -> Path:
     """spatch's macro file for this tree: ours and the tree's declaration macros (tree_macros.py)."""
     texts = {str(f.relative_to(root)): f.read_text(errors="surrogateescape") for f in files}
-    names = tree_macros.declaration_macros(texts)
-    loops = tree_macros.loop_header_macros(texts)
+    path, names, loops = tree_macros.macro_file_for(texts)
     for kind, found in (("declaration macros of the tree as empty", names),
                         ("loop header macros of the tree as `for (;;)`", sorted(loops))):
         if found:
@@ -171,7 +170,7 @@ def _spatch_macro_file(root: Path, files: list[Path], outcome: Outcome, progress
             note = f"spatch reads {len(found)} {kind}: {shown}"
             progress(note)
             outcome.api_notes.append(note)
-    return tree_macros.write_macro_file(spatch.MACRO_FILE, names, loops=loops)
+    return path
 
 
 def _first_commit(root: Path, files: list[Path], outcome: Outcome, config_path: Path) -> apply_step.Commit:

@@ -37,7 +37,8 @@ import clang.cindex as ci
 from rclify.ctext import cparse
 from rclify.ctext.cparse import ParsedFile, statement_range
 from rclify.ctext.preprocessor import guards_at
-from rclify.ctext.tokens import Token, identifiers_used, matching_bracket, normalize, pretty, split_args, tokenize
+from rclify.ctext.tokens import (Token, identifiers_used, matching_bracket, normalize, pretty, split_args, tokenize,
+                                 top_level_split)
 
 K = ci.CursorKind
 
@@ -220,13 +221,19 @@ def _arguments(params: tuple[str, ...], args: list[str]) -> dict[str, str] | Non
     return dict(zip(params, args))
 
 
-def classify(text: str, vocab: Vocabulary, depth: int = 0) -> LockOp | None:
-    """The lock operation a statement's text performs, or None if it is not one."""
+def _statement_tokens(text: str, depth: int) -> list[Token]:
+    """A statement's tokens without its final `;` ([] past the expansion depth)."""
     if depth > _MAX_EXPANSION_DEPTH:
-        return None
+        return []
     tokens = tokenize(text)
     while tokens and tokens[-1].text == ";":
         tokens.pop()
+    return tokens
+
+
+def classify(text: str, vocab: Vocabulary, depth: int = 0) -> LockOp | None:
+    """The lock operation a statement's text performs, or None if it is not one."""
+    tokens = _statement_tokens(text, depth)
     if not tokens:
         return None
     first = tokens[0].text
@@ -366,7 +373,7 @@ def _classify_or_die(text: str, vocab: Vocabulary, depth: int) -> LockOp | None:
     that does not return (lbzip2's `#define xlock(m) ((void)(pthread_mutex_lock(m) && (abort(), 0)))`);
     the failure path is dropped as for `if (FAILED) abort();`."""
     for operator, when_failed in (("&&", True), ("||", False)):
-        parts = _top_level_split(text, operator)
+        parts = top_level_split(text, operator)
         if len(parts) != 2:
             continue
         found = _failure_test(parts[0], vocab, depth + 1)
@@ -386,7 +393,7 @@ def _dies(expr: str) -> bool:
     while len(tokens) > 2 and tokens[0].text == "(" and matching_bracket(tokens, 0) == len(tokens) - 1:
         expr = expr[tokens[1].start : tokens[-1].start]
         tokens = tokenize(expr)
-    for part in _top_level_split(expr, ","):
+    for part in top_level_split(expr, ","):
         tokens = tokenize(part)
         if len(tokens) >= 3 and tokens[0].text in NO_RETURN and tokens[1].text == "(" \
                 and matching_bracket(tokens, 1) == len(tokens) - 1:
@@ -541,7 +548,7 @@ def scoped_lock_shape(header: str, vocab: Vocabulary, depth: int = 0) -> tuple[L
         if close < 0 or not _run_once_loop(rest, vocab, depth):
             return None
         inner = True
-    clauses = _top_level_split(header[tokens[1].end : tokens[close].start], ";")
+    clauses = top_level_split(header[tokens[1].end : tokens[close].start], ";")
     if len(clauses) != 3:
         return None
     op = _lock_in_first_clause(*clauses, vocab, depth) or _lock_in_condition(*clauses, vocab, depth)
@@ -561,10 +568,10 @@ def _lock_in_condition(init: str, cond: str, step: str, vocab: Vocabulary, depth
     """`f ? (UNLOCK, 0) : (LOCK, 1)` with f = INIT's value first, STEP's after (see scoped_lock_shape)."""
     if lock_calls(init, vocab, depth + 1) or lock_calls(step, vocab, depth + 1):
         return None
-    test, *branches = _top_level_split(cond, "?")
+    test, *branches = top_level_split(cond, "?")
     if len(branches) != 1:
         return None
-    arms = _top_level_split(branches[0], ":")
+    arms = top_level_split(branches[0], ":")
     flag = _flag_test(test)
     if len(arms) != 2 or flag is None:
         return None
@@ -580,7 +587,7 @@ def _lock_in_condition(init: str, cond: str, step: str, vocab: Vocabulary, depth
         tokens = tokenize(text)
         if len(calls) != 1 or len(tokens) < 3 or tokens[0].text != "(" or matching_bracket(tokens, 0) != len(tokens) - 1:
             return None
-        parts = _top_level_split(text[tokens[1].start : tokens[-1].start], ",")
+        parts = top_level_split(text[tokens[1].start : tokens[-1].start], ",")
         return (calls[0], _value(parts[-1], vocab)) if len(parts) == 2 else None
 
     entered, left = arm(first), arm(then)
@@ -599,7 +606,7 @@ def _run_once_loop(text: str, vocab: Vocabulary, depth: int) -> bool:
     if len(tokens) < 4 or tokens[0].text != "for" or tokens[1].text != "(" \
             or matching_bracket(tokens, 1) != len(tokens) - 1 or lock_calls(text, vocab, depth + 1):
         return False
-    clauses = _top_level_split(text[tokens[1].end : tokens[-1].start], ";")
+    clauses = top_level_split(text[tokens[1].end : tokens[-1].start], ";")
     return len(clauses) == 3 and _runs_once(*clauses, vocab)
 
 
@@ -635,7 +642,7 @@ def _assigned(init: str, name: str, vocab: Vocabulary) -> int | None:
     """The value `[TYPE] name = VALUE` gives name in a for's first clause: an integer literal, the
     last operand of a parenthesised comma expression, or a lock call's result (0: the runtime
     aborts rather than fail)."""
-    for part in _top_level_split(init, ","):
+    for part in top_level_split(init, ","):
         tokens = tokenize(part)
         eq = next((i for i, t in enumerate(tokens) if t.text == "="), -1)
         if eq > 0 and tokens[eq - 1].text == name:
@@ -651,7 +658,7 @@ def _value(expr: str, vocab: Vocabulary) -> int | None:
         except ValueError:
             return None
     if len(tokens) > 2 and tokens[0].text == "(" and matching_bracket(tokens, 0) == len(tokens) - 1:
-        return _value(_top_level_split(expr[tokens[1].start : tokens[-1].start], ",")[-1], vocab)
+        return _value(top_level_split(expr[tokens[1].start : tokens[-1].start], ",")[-1], vocab)
     op = classify(expr, vocab)
     return 0 if op is not None and op.kind == "lock" else None
 
@@ -659,7 +666,7 @@ def _value(expr: str, vocab: Vocabulary) -> int | None:
 def _stepped(step: str, name: str, before: int) -> int | None:
     """name's value after a for's third clause, from `name = LITERAL`, `name++`, `++name`, `name--`..."""
     value = None
-    for part in _top_level_split(step, ","):
+    for part in top_level_split(step, ","):
         texts = [t.text for t in tokenize(part)]
         if texts in ([name, "++"], ["++", name]):
             value = (before if value is None else value) + 1
@@ -692,11 +699,7 @@ def guard_lock(text: str, vocab: Vocabulary, depth: int = 0) -> Guard | None:
     with guard_lock a wrapper returning the mutex it locked (`pthread_mutex_lock(m); return m;`)
     or `(pthread_mutex_lock(&m), &m)`, and guard_unlock an unlock wrapper on `*p`.  The lock is
     held from the declaration to the end of the variable's block, whichever way the block is left."""
-    if depth > _MAX_EXPANSION_DEPTH:
-        return None
-    tokens = tokenize(text)
-    while tokens and tokens[-1].text == ";":
-        tokens.pop()
+    tokens = _statement_tokens(text, depth)
     if not tokens:
         return None
     macro = vocab.macros.get(tokens[0].text)
@@ -744,26 +747,12 @@ def _yields_locked_mutex(expr: str, vocab: Vocabulary, depth: int) -> LockOp | N
         return op if op.kind == "lock" and op.wrapper is not None and op.wrapper.returns_mutex else None
     tokens = tokenize(expr)
     if len(tokens) > 2 and tokens[0].text == "(" and matching_bracket(tokens, 0) == len(tokens) - 1:
-        parts = _top_level_split(expr[tokens[1].start : tokens[-1].start], ",")
+        parts = top_level_split(expr[tokens[1].start : tokens[-1].start], ",")
         if len(parts) == 2:
             op = classify(parts[0], vocab, depth + 1)
             if op is not None and op.kind == "lock" and normalize(parts[1]) == op.key:
                 return op
     return None
-
-
-def _top_level_split(text: str, separator: str) -> list[str]:
-    """text split at the separator tokens outside brackets."""
-    parts, depth, start = [], 0, 0
-    for tok in tokenize(text):
-        if tok.text in "([{" and tok.kind == "punct":
-            depth += 1
-        elif tok.text in ")]}" and tok.kind == "punct":
-            depth -= 1
-        elif tok.text == separator and depth == 0:
-            parts.append(text[start : tok.start])
-            start = tok.end
-    return parts + [text[start:]]
 
 
 # -- inference: the tree's macros and wrappers ---------------------------------------------------
