@@ -135,9 +135,16 @@ def test_the_early_unlock_break_of_a_worker_is_an_exit(regions):
     assert [e.drop_final_break for e in region.exits] == [True]
 
 
-@pytest.mark.parametrize("function", ["continue_unlocked", "b_continues", "held_break_no_unlock",
-                                      "local_across", "twice"])
+@pytest.mark.parametrize("function", ["continue_unlocked", "b_continues", "held_break_no_unlock"])
 def test_other_loops_stay_hybrid(regions, function):
     found = regions[function]
     assert found and all(r.loop is None for r in found)
     assert not found[0].extractable
+
+
+@pytest.mark.parametrize("function, windows", [("local_across", 1), ("twice", 2)])
+def test_loops_that_are_not_loop_carried_have_windows(regions, function, windows):
+    """Not loop-carried: a local of A used in B, two unlock/relock pairs.  The plain region's
+    windows take them (tests/test_windows.py: local_across is refused there, at planning)."""
+    (region,) = regions[function]
+    assert region.loop is None and len(region.windows) == windows

@@ -2,7 +2,8 @@
  * (libuv's threadpool worker, libmicrohttpd's cleanup loops): a for(;;) thread-pool worker that
  * waits on a condvar, skips jobs with a `continue` under the lock and leaves with
  * `unlock; break;`; a while loop whose lock is released after it, with work after the loop;
- * a for loop with a first clause and a step, a `continue` after the relock and a lock-held break. */
+ * a for loop with a first clause and a step, a `continue` after the relock and a lock-held break;
+ * a carried loop inside an outer loop, whose `unlock; continue;` after it continues the outer one. */
 #include <pthread.h>
 #include <stdio.h>
 
@@ -106,6 +107,30 @@ static long scan(void)
     return hits;
 }
 
+/* the exit after the carried loop continues the outer loop (the caller's, not the section's) */
+static long batches(void)
+{
+    long worked = 0, skipped = 0;
+    int pending = 0, round, x;
+    for (round = 0; round < 20; round++) {
+        pthread_mutex_lock(&done_mutex);
+        while (pending > 0) {
+            x = pending--;
+            pthread_mutex_unlock(&done_mutex);
+            worked += x;
+            pthread_mutex_lock(&done_mutex);
+        }
+        if (round % 2) {
+            skipped++;
+            pthread_mutex_unlock(&done_mutex);
+            continue;
+        }
+        pending += 3;
+        pthread_mutex_unlock(&done_mutex);
+    }
+    return worked * 100 + skipped;
+}
+
 int main(void)
 {
     pthread_t t[NWORKERS];
@@ -130,9 +155,10 @@ int main(void)
     }
     long scanned = scan();
     long round_count = rounds(25);
-    printf("sum=%ld count=%ld total=%ld drain=%ld scan=%ld rounds=%ld takes=%ld gives=%ld\n", done_sum, done_count,
-           total, drain(&left), scanned, round_count, takes, gives);
-    if (done_sum != 1600000 || total != done_sum || scanned != 40794 || takes != 26 || gives != 26) {
+    long batched = batches();
+    printf("sum=%ld count=%ld total=%ld drain=%ld scan=%ld rounds=%ld takes=%ld gives=%ld batches=%ld\n", done_sum,
+           done_count, total, drain(&left), scanned, round_count, takes, gives, batched);
+    if (done_sum != 1600000 || total != done_sum || scanned != 40794 || takes != 26 || gives != 26 || batched != 6010) {
         fprintf(stderr, "wrong totals\n");
         return 1;
     }

@@ -1,6 +1,6 @@
-/* A token bucket: when the bucket is empty the consumer drops the lock,
- * prepares a refill, retakes the lock and jumps back to the `retry` label
- * inside the original region. */
+/* A token bucket: a consumer that finds tokens jumps, holding the lock, to the
+ * `take` label inside the region that a refill opens by retaking the lock:
+ * a label inside a region targeted from outside it. */
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
@@ -25,15 +25,14 @@ static void take_token(void)
     long batch;
 
     pthread_mutex_lock(&bucket_lock);
-retry:
-    if (tokens == 0) {
-        pthread_mutex_unlock(&bucket_lock);
-        batch = prepare_refill();
-        pthread_mutex_lock(&bucket_lock);
-        tokens += batch;
-        refilled += batch;
-        goto retry;
-    }
+    if (tokens > 0)
+        goto take; /* holding the lock: into the second region */
+    pthread_mutex_unlock(&bucket_lock);
+    batch = prepare_refill();
+    pthread_mutex_lock(&bucket_lock);
+    tokens += batch;
+    refilled += batch;
+take:
     tokens--;
     consumed++;
     pthread_mutex_unlock(&bucket_lock);

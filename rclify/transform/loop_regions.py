@@ -14,7 +14,7 @@ body to do the work and takes it again before going round.
     unlock(&m);                        absent when the loop only leaves through A's or D's exits
                                        (`unlock(&m); break;`, the thread pool's exit message)
 
-The section the transform writes (render.py, loop_call_site.c.j2) keeps the loop's own control
+The section the transform writes (render.py, resumable_call_site.c.j2) keeps the loop's own control
 flow: D, the step and the test sit in a `for` of the section whose `continue` and `break` are the
 loop's, so a `continue` in A or D reaches the step and the test under the lock, a `break` in A or
 D ends the loop holding it (then Q runs); an early exit (`unlock(&m); break;`, `unlock(&m);

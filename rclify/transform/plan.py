@@ -156,7 +156,10 @@ def hoists(parsed: ParsedFile, region: Region) -> list[Hoist]:
 
 
 def captures(parsed: ParsedFile, decls: Declarations, region: Region, body: str,
-             hoisted: dict[str, ci.Cursor]) -> list[Capture]:
+             hoisted: dict[str, ci.Cursor], released: str = "") -> list[Capture]:
+    """The caller's locals the section's text (body) uses.  released: what the caller runs
+    between two runs of a resumable section; a local it writes is captured by reference (the
+    section reads what it wrote, never a copy taken before it, maybe uninitialised)."""
     decls = decls.of(region.function)
     inside = {name for name, cursors in decls.items()
               if any(region.lock_end <= c.extent.start.offset < region.body_end for c in cursors)}
@@ -171,7 +174,8 @@ def captures(parsed: ParsedFile, decls: Declarations, region: Region, body: str,
             continue  # a global, a function, a type, an enumerator, or declared inside
         if name in inside and name not in hoisted:
             raise Refusal(Reason.SHADOWED_VARIABLE)
-        captures.append(_capture(parsed, region, name, visible, body, hoisted=name in hoisted))
+        captures.append(_capture(parsed, region, name, visible, body, hoisted=name in hoisted,
+                                 written_elsewhere=not _only_read(name, released)))
     return captures
 
 
@@ -233,7 +237,7 @@ def _macro_bodies_use_locals(parsed: ParsedFile, region: Region, declared_inside
 
 
 def _capture(parsed: ParsedFile, region: Region, name: str, cursor: ci.Cursor, body: str,
-             hoisted: bool = False) -> Capture:
+             hoisted: bool = False, written_elsewhere: bool = False) -> Capture:
     typ = cursor.type
     if typ.kind in (T.VARIABLEARRAY, T.DEPENDENTSIZEDARRAY):
         raise Refusal(Reason.VARIABLE_LENGTH_ARRAY)
@@ -242,7 +246,7 @@ def _capture(parsed: ParsedFile, region: Region, name: str, cursor: ci.Cursor, b
     spelling = _without_top_const(typ) if hoisted else typ.spelling  # declared so by Hoist.of
     if "(anonymous" in spelling or "(unnamed" in spelling:
         raise Refusal(Reason.LOCAL_TYPE)
-    by_value = (typ.get_canonical().kind in _SCALARS and _only_read(name, body)
+    by_value = (typ.get_canonical().kind in _SCALARS and _only_read(name, body) and not written_elsewhere
                 and not _in_macro_argument(parsed, name, region))
     # blocks opened before the function also enclose the context struct placed before it
     declared_at, fn_start = cursor.extent.start.offset, region.function.extent.start.offset

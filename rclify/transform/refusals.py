@@ -42,6 +42,7 @@ class Reason(StrEnum):
     IN_HEADER = "in-header"
     CLEANUP_GUARD = "cleanup-guard"
     EXIT_IN_NESTED_SECTION = "exit-in-nested-section"
+    LOCAL_ACROSS_WINDOW = "local-across-window"
 
 
 WHY = {
@@ -87,6 +88,9 @@ WHY = {
                           "guard stays, run in hybrid mode",
     Reason.EXIT_IN_NESTED_SECTION: "a jump that ends the section (a continue of a scoped lock statement, a return, "
                                    "break or goto out of a lock guard's block) lies inside a section nested in it",
+    Reason.LOCAL_ACROSS_WINDOW: "a variable declared inside the region is used after a point where the region "
+                                "unlocks and relocks in its middle (a window): the section returns to the caller "
+                                "there, and the variable would not survive until it resumes",
 }
 
 REASONS = {reason.value: WHY[reason] for reason in Reason}  # key -> sentence, as the report shows

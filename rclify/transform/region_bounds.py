@@ -6,6 +6,9 @@ release it.  RegionAnalysis (regions.py) walks what lies between; the whole-func
 (labels targeted from outside, split #if pairs) run here once every region is known.
 """
 
+import dataclasses
+import re
+
 import clang.cindex as ci
 
 from rclify.ctext.cparse import ParsedFile, statement_range as stmt_range
@@ -15,7 +18,7 @@ from rclify.ctext.tokens import identifiers_used, matching_bracket, normalize, t
 from rclify.transform.loop_regions import loop_region
 from rclify.transform.refusals import Reason
 from rclify.transform.regions import (HELD, RELEASED, SETJMP, VA, Region, RegionAnalysis, goto_label, may_be_lock,
-                                     scoped_statement, unlabeled)
+                                     no_return_call, scoped_statement, unlabeled)
 from rclify.transform.vocabulary import (TIMED_LOCKS, LockOp, Vocabulary, checks_result, classify, guard_lock,
                                         lock_calls)
 
@@ -58,6 +61,8 @@ def find_regions(parsed: ParsedFile, function: ci.Cursor, vocab: Vocabulary) -> 
             regions.append(region)
             if region.loop is not None:
                 relocks.add(region.loop.relock[0])
+            if region.extractable:  # a window's relock is part of the region (an exit's would not be)
+                relocks.update(w.released[1] for w in region.windows)
     regions += _scoped_bodies(parsed, vocab, function, body)
     regions += _timed_lock_regions(parsed, vocab, function, body, regions)
     _check_nested_exits(regions)
@@ -84,9 +89,15 @@ def _region_at(parsed: ParsedFile, vocab: Vocabulary, function: ci.Cursor, compo
         region.lock_end = stmt_range(parsed, following[0])[1]  # dead once the runtime has the lock
         following = following[1:]
     reason = Reason.LOCK_UNLOCK_IN_DIFFERENT_FUNCTIONS if is_function_body else Reason.UNBALANCED_REGION
+    fresh = dataclasses.replace(region, exits=[], problems=[], windows=[], blank_directives=[])
     _close(parsed, vocab, region, following, reason)
     if region.problems and (loop := loop_region(parsed, vocab, region, following)) is not None:
         _finish(region, loop)  # a worker's loop: unlocked and locked again in its body
+    elif region.problems:
+        # unlocked and relocked inside (windows), the plain region's shapes and a loop's aside
+        _close(parsed, vocab, fresh, following, reason, windows=True)
+        if fresh.windows:  # extractable, or refused for what keeps its windows from being resumed
+            return fresh
     return region
 
 
@@ -287,11 +298,11 @@ def _trylock_condition(parsed: ParsedFile, cond: ci.Cursor, vocab: Vocabulary) -
 
 
 def _close(parsed: ParsedFile, vocab: Vocabulary, region: Region, following: list[ci.Cursor],
-           unended_reason: Reason) -> None:
+           unended_reason: Reason, windows: bool = False) -> None:
     """Walks the statements after the lock until it is released on every path; records the
-    region's end, its exits and its problems."""
+    region's end, its exits, its windows (when asked for) and its problems."""
     op = region.lock
-    analysis = RegionAnalysis(parsed, vocab, op.key)
+    analysis = RegionAnalysis(parsed, vocab, op.key, windows=windows)
     ended = False
     for child in following:
         if child.kind in (K.CASE_STMT, K.DEFAULT_STMT):
@@ -330,7 +341,45 @@ def _close(parsed: ParsedFile, vocab: Vocabulary, region: Region, following: lis
     if not ended:
         region.body_end = region.end = region.lock_end
     region.body_end_stmt = region.end
+    if ended and not region.is_trylock and identifiers_used(parsed.text(region.lock_end, region.body_end)) & VA:
+        region.lifted = _variadic_reads(parsed, region, analysis, following)
     _finish(region, analysis)
+
+
+_VA_START = re.compile(r"va_start\(\w+,\w+\);")
+_VA_ARG = re.compile(r"\w+=va_arg\(\w+,[\w\s*]+\);")
+_VA_END = re.compile(r"va_end\(\w+\);")
+
+
+def _variadic_reads(parsed: ParsedFile, region: Region, analysis: RegionAnalysis,
+                    following: list[ci.Cursor]) -> tuple[int, int] | None:
+    """`va_start(ap, last); x = va_arg(ap, T); ... va_end(ap);` among the region's own statements
+    (libmicrohttpd's MHD_set_connection_option): reading the function's own arguments into its
+    locals touches nothing another thread sees, so these statements may run before the lock
+    (va_start cannot move into the section's function).  Their span when every path of the
+    region reaches them (no exit, return or goto before) and nothing before them in the region
+    uses the va_list or the locals they set; else None (the region stays hybrid: va_list)."""
+    spans = [stmt_range(parsed, c) for c in following if c.extent.start.offset < region.body_end]
+    texts = [re.sub(r"\s+", "", parsed.text(*span)) for span in spans]
+    first = next((i for i, t in enumerate(texts) if _VA_START.fullmatch(t)), None)
+    if first is None:
+        return None
+    last = next((i for i in range(first + 1, len(texts)) if not _VA_ARG.fullmatch(texts[i])), None)
+    if last is None or not _VA_END.fullmatch(texts[last]):
+        return None
+    lifted = (spans[first][0], spans[last][1])
+    rest = parsed.text(region.lock_end, lifted[0]) + parsed.text(lifted[1], region.body_end)
+    if identifiers_used(rest) & VA:
+        return None  # the va_list used elsewhere in the region too
+    va_list = texts[first][len("va_start("):].split(",")[0]
+    set_here = {va_list} | {t.split("=")[0] for t in texts[first + 1 : last]}
+    if identifiers_used(parsed.text(region.lock_end, lifted[0])) & set_here:
+        return None
+    if any(e.unlock_start < lifted[0] for e in analysis.exits) or any(
+            n.kind in (K.RETURN_STMT, K.GOTO_STMT, K.INDIRECT_GOTO_STMT) or no_return_call(n)
+            for c in following[:first] for n in c.walk_preorder()):
+        return None  # some path would not reach them: va_arg must not run there
+    return lifted
 
 
 def _unlock_in_bare_block(analysis: RegionAnalysis, child: ci.Cursor, key: str) -> int | None:
@@ -357,6 +406,9 @@ def _finish(region: Region, analysis: RegionAnalysis) -> None:
     names = identifiers_used(parsed.text(region.lock_end, region.body_end))
     if names & SETJMP:
         analysis.problems.append((Reason.SETJMP, region.line))
+    if region.lifted is not None:  # run before the lock (_variadic_reads)
+        names = identifiers_used(parsed.text(region.lock_end, region.lifted[0])
+                                 + parsed.text(region.lifted[1], region.body_end))
     if names & VA:
         analysis.problems.append((Reason.VA_LIST, region.line))
     for label, line in analysis.gotos_held:
@@ -364,6 +416,10 @@ def _finish(region: Region, analysis: RegionAnalysis) -> None:
         if target is None or not (region.lock_end <= target < region.body_end):
             analysis.problems.append((Reason.JUMP_OUT_WHILE_LOCKED, line))
     region.exits = analysis.exits
+    region.windows = analysis.windows
+    for window in region.windows:  # its pieces go to two functions: no #if block may span them
+        if splits_conditional(parsed.text(window.unlock_start, window.relock_end)):
+            analysis.problems.append((Reason.PREPROCESSOR_CONDITIONAL, window.line))
     region.problems = _unique(analysis.problems)
 
 
@@ -403,16 +459,21 @@ def _widen_to_conditional_locks(parsed: ParsedFile, region: Region) -> bool:
     takes the blocks in (the section exists under that condition, render.py) and returns True.
     The lock's block may hold statements before it (`mhd_assert(...); lock(&m);`), the final
     unlock's statements after it (`unlock(&m); destroy(&m);`): they stay where they are, under
-    the condition; an exit's unlock must be alone in its block (its tail runs in the caller)."""
+    the condition; the final unlock's block may also open inside the region (its statements
+    before the unlock are the section's); an exit's unlock must be alone in its block (its tail
+    runs in the caller)."""
     data = parsed.data
     lock = conditional_block(data, region.start, region.lock_end)
     if lock is None or region.is_trylock or data[region.lock_end:lock.body_end].strip():
         return False
     has_end = region.body_end < region.end
     final = conditional_block(data, region.body_end, region.end) if has_end else None
-    if has_end and (final is None or data[final.body_start:region.body_end].strip()
-                    or not same_condition(final.line, lock.line)):
+    if has_end and (final is None or not same_condition(final.line, lock.line)):
         return False
+    # the final unlock's block may open before it, inside the section (libmicrohttpd's
+    # close_all_connections: `#if THREADS / join the threads / unlock / #endif`): its statements
+    # there are the section's, its #if line goes from the section, written under the condition
+    final_opens_inside = final is not None and bool(data[final.body_start:region.body_end].strip())
     blocks = [conditional_around(data, e.unlock_start, e.tail_start) for e in region.exits]
     if any(b is None or not same_condition(b.line, lock.line) for b in blocks):
         return False
@@ -430,14 +491,18 @@ def _widen_to_conditional_locks(parsed: ParsedFile, region: Region) -> bool:
     if final is not None:
         if data[region.end:final.body_end].strip():
             region.conditional_after = (region.end, final.body_end)
-        region.body_end, region.end = final.start, final.end
+        if final_opens_inside:
+            region.end = final.end
+        else:
+            region.body_end, region.end = final.start, final.end
     for exit_, block in zip(region.exits, blocks):
         exit_.unlock_start, exit_.tail_start = block.start, block.end
     region.body_end_stmt = region.end
     region.conditional_lock = lock.line
     # under the condition the section is written for, the loop's own #if lines of it go
     # (the unlock's block ends in the unlocked part, the relock's starts there)
-    region.blank_directives = sorted({span for b in inner for span in ((b.start, b.body_start), (b.body_end, b.end))})
+    region.blank_directives = sorted({span for b in inner for span in ((b.start, b.body_start), (b.body_end, b.end))}
+                                     | ({(final.start, final.body_start)} if final_opens_inside else set()))
     if region.loop is not None:  # its prelude and its part after the loop end at the blocks now
         loop = region.loop
         loop.prelude = (region.lock_end, loop.prelude[1])

@@ -6,6 +6,11 @@ whose branches both unlock, a `switch` whose cases do).  Every other unlock insi
 is an *early exit*: the statements after it in its block, up to the jump that ends them, are
 its *tail* and will run in the caller after the extracted function returns that exit's flag.
 
+An unlock followed, in the same block, by statements and a relock of the lock (`unlock(&m);
+join(t); lock(&m);` inside an `if` of a loop of the region) is a *window*: the section returns
+its flag there, the caller runs the statements between unlock and relock, unlocked, and runs
+the section again, which goes on after the relock (render.py: a resumable section).
+
 A region that cannot be extracted safely gets a `problem` (a reason from REASONS) and is left
 as lock/unlock calls, which the runtime runs in hybrid mode (rclify/transform/refusals.py).
 """
@@ -16,8 +21,8 @@ import clang.cindex as ci
 
 from rclify.ctext.cparse import ParsedFile, statement_range as stmt_range
 from rclify.transform.refusals import Reason
-from rclify.transform.vocabulary import (NO_RETURN, LockOp, Vocabulary, Wrapper, classify, guard_lock,
-                                        scoped_lock_shape)
+from rclify.transform.vocabulary import (NO_RETURN, LockOp, Vocabulary, Wrapper, checks_result, classify,
+                                        guard_lock, scoped_lock_shape)
 
 K = ci.CursorKind
 
@@ -41,6 +46,19 @@ class Exit:
     work: str = ""  # the unlock wrapper's work, run in the section before it returns the flag
     work_of: Wrapper | None = None  # that wrapper
     value: str = ""  # a return under a lock guard: its value, computed in the section
+
+
+@dataclass
+class Window:
+    """`unlock(&m); B; lock(&m);` inside the region, in one block: B runs in the caller between
+    two runs of the section, the second resuming after the relock (render.py)."""
+
+    unlock_start: int
+    released: tuple[int, int]  # B: from the end of the unlock to the relock
+    relock_end: int  # end of the relock (and of a statement checking its result)
+    line: int  # the unlock's line
+    unlock_op: LockOp
+    relock_op: LockOp
 
 
 @dataclass
@@ -78,11 +96,16 @@ class Region:
     # its unlock's and relock's `#if THREADS` / `#endif` lines, left out of the pieces written under
     # the condition (conditional_lock)
     blank_directives: list[tuple[int, int]] = field(default_factory=list)
+    windows: list[Window] = field(default_factory=list)  # unlock/relock pairs inside (Window)
+    # `va_start(ap, x); v = va_arg(ap, T); va_end(ap);` of the region, run before the lock by the
+    # caller (region_bounds._variadic_reads)
+    lifted: tuple[int, int] | None = None
 
     def unlocked_spans(self) -> list[tuple[int, int]]:
         """What runs in the caller, unlocked, though inside [lock_end, body_end): exits' tails,
-        a loop-carried section's B."""
-        spans = [(e.tail_start, e.tail_end) for e in self.exits]
+        windows' B, variadic reads run before the lock, a loop-carried section's B."""
+        spans = [(e.tail_start, e.tail_end) for e in self.exits] + [w.released for w in self.windows]
+        spans += [self.lifted] if self.lifted is not None else []
         return spans + [self.loop.released] if self.loop is not None else spans
 
     def wrappers_used(self) -> list[Wrapper]:
@@ -134,12 +157,14 @@ class RegionAnalysis:
     """Walks one region's statements in the held state, collecting exits and problems."""
 
     def __init__(self, parsed: ParsedFile, vocab: Vocabulary, key: str, scope: ci.Cursor | None = None,
-                 guard: tuple[int, int] | None = None, scope_breaks_release: bool = False):
+                 guard: tuple[int, int] | None = None, scope_breaks_release: bool = False,
+                 windows: bool = False):
         """scope: the `for` of a scoped lock statement whose body is the region (its `continue`
         releases the lock and ends the region, its `break` leaves with the lock held; with
         scope_breaks_release, a run-once loop inside the scoped `for`, its `break` too).
         guard: the range of a lock guard's region (from its declaration to the end of its block):
-        every jump out of it (return, break, continue, goto) releases the lock, an exit."""
+        every jump out of it (return, break, continue, goto) releases the lock, an exit.
+        windows: an unlock followed in its block by a relock is a Window (a plain region's)."""
         self.guard = guard
         self.parsed = parsed
         self.vocab = vocab
@@ -152,6 +177,11 @@ class RegionAnalysis:
         self.gotos_held: list[tuple[str, int]] = []
         self.other_locks: list[str] = []
         self.depth = 0  # blocks entered below the region's own statements
+        self.allow_windows = windows
+        self.windows: list[Window] = []
+        # other locks held where we are through a scoped statement or a cleanup guard: a window
+        # there would hold them across two runs of the section (two threads, under combining)
+        self.held_by_scope = 0
 
     def problem(self, reason: Reason, cursor: ci.Cursor) -> None:
         self.problems.append((reason, cursor.extent.start.line))
@@ -231,6 +261,7 @@ class RegionAnalysis:
                 self.problem(Reason.RELOCK_WHILE_HELD, cursor)
             elif self.depth == 0:
                 self.problem(Reason.HAND_OVER_HAND, cursor)  # released at the end of the block, after ours
+            self.held_by_scope += 1  # until its block ends: counted to the region's end (conservative)
             return {HELD}
         self.expression(cursor)
         return {HELD}
@@ -296,10 +327,12 @@ class RegionAnalysis:
             self.problem(Reason.RELOCK_WHILE_HELD, cursor)
             return {HELD}
         self.constructs.append(_Construct(cursor))
+        self.held_by_scope += 1
         try:
             states = self.stmt(body)
         finally:
             self.constructs.pop()
+            self.held_by_scope -= 1
         if RELEASED in states:
             self.problem(Reason.UNBALANCED_REGION, cursor)
         return {HELD}
@@ -359,12 +392,70 @@ class RegionAnalysis:
             inner = unlabeled(child)
             op = self.op_of(inner)
             if op is not None and op.key == self.key and op.kind == "unlock" and self.guard is None:
+                if (after := self._window(children, i, op)) is not None:
+                    i = after
+                    continue
                 i = self._tail(children, i, op)
                 state = set() if self.exits[-1].ends_with_jump else {RELEASED}
                 continue
             state = self.stmt(child)
             i += 1
         return state
+
+    def _window(self, children: list[ci.Cursor], i: int, op: LockOp) -> int | None:
+        """When the unlock children[i] starts a window (its block relocks the lock further on,
+        every statement between being plain unlocked work), records it and returns the index
+        after the relock; else None (an exit).  B may return (it runs in the caller's function)
+        but not break, continue or goto out of itself: the caller runs it inside its loop."""
+        if not self.allow_windows or self.depth == 0:
+            return None
+        for j in range(i + 1, len(children)):
+            child = children[j]
+            if child.kind in (K.CASE_STMT, K.DEFAULT_STMT, K.LABEL_STMT):
+                return None
+            relock = self.op_of(child)
+            if relock is not None and relock.key == self.key:
+                if relock.kind != "lock":
+                    return None
+                break
+            if child.kind in (K.BREAK_STMT, K.CONTINUE_STMT, K.GOTO_STMT, K.RETURN_STMT) or no_return_call(child):
+                return None  # an exit's tail
+        else:
+            return None
+        unlock_start, released_start = stmt_range(self.parsed, unlabeled(children[i]))
+        released_end, relock_end = stmt_range(self.parsed, children[j])
+        after = j + 1
+        if after < len(children) and checks_result(self.parsed.text(*stmt_range(self.parsed, children[after])), relock):
+            relock_end = stmt_range(self.parsed, children[after])[1]
+            after += 1
+        for child in children[i + 1 : j]:
+            self._check_window_statement(child)
+        if self.other_locks or self.held_by_scope:
+            self.problem(Reason.HAND_OVER_HAND, children[i])  # held across the window
+        self.windows.append(Window(unlock_start, (released_start, released_end), relock_end,
+                                   children[i].extent.start.line, op, relock))
+        return after
+
+    def _check_window_statement(self, cursor: ci.Cursor) -> None:
+        """B runs in the caller inside a loop that resumes the section: it must not take this
+        lock, nor break, continue or goto out of itself."""
+        def visit(node: ci.Cursor, inner_breakable: bool, inner_loop: bool) -> None:
+            if node.kind in (K.BREAK_STMT, K.CONTINUE_STMT):
+                own = inner_breakable if node.kind == K.BREAK_STMT else inner_loop
+                if not own:
+                    self.problem(Reason.JUMP_IN_TAIL, node)
+            if node.kind in (K.GOTO_STMT, K.INDIRECT_GOTO_STMT):
+                self.problem(Reason.JUMP_IN_TAIL, node)
+            if node.kind == K.CALL_EXPR and node.spelling in self.vocab.names():
+                op = classify(self.parsed.text(*stmt_range(self.parsed, node)), self.vocab)
+                if op is not None and op.key == self.key:
+                    self.problem(Reason.RELOCK_WHILE_HELD, node)
+            for child in node.get_children():
+                visit(child,
+                      inner_breakable or node.kind in _LOOPS or node.kind == K.SWITCH_STMT,
+                      inner_loop or node.kind in _LOOPS)
+
+        visit(cursor, False, False)
 
     def _tail(self, children: list[ci.Cursor], i: int, op: LockOp) -> int:
         """Records the exit whose unlock is children[i]; returns the index after its tail."""
@@ -379,7 +470,7 @@ class RegionAnalysis:
             tail_end = stmt_range(self.parsed, child)[1]
             self._check_tail_statement(child)
             j += 1
-            if child.kind in (K.RETURN_STMT, K.GOTO_STMT, K.BREAK_STMT, K.CONTINUE_STMT) or _no_return(child):
+            if child.kind in (K.RETURN_STMT, K.GOTO_STMT, K.BREAK_STMT, K.CONTINUE_STMT) or no_return_call(child):
                 ends_with_jump = True
                 if child.kind == K.BREAK_STMT and self.constructs:
                     self.constructs[-1].breaks_released = True
@@ -425,7 +516,7 @@ class RegionAnalysis:
 # Calls that do not return (vocabulary.NO_RETURN) end a tail the way a jump does.
 
 
-def _no_return(cursor: ci.Cursor) -> bool:
+def no_return_call(cursor: ci.Cursor) -> bool:
     node = cursor
     while node.kind in (K.UNEXPOSED_EXPR, K.CSTYLE_CAST_EXPR, K.PAREN_EXPR) and list(node.get_children()):
         node = list(node.get_children())[0]

@@ -16,14 +16,14 @@ import clang.cindex as ci
 
 from rclify.ctext.cparse import ParsedFile
 from rclify.ctext.declarator import declarator
-from rclify.ctext.preprocessor import condition_expression, guards_at
+from rclify.ctext.preprocessor import condition_expression, guards_at, same_condition
 from rclify.ctext.tokens import identifiers_used, rename_identifiers, tokenize
 from rclify.templates import templates
 from rclify.transform import plan
 from rclify.lock_config import SectionOverride
 from rclify.transform.plan import Capture, Declarations, Hoist, Placement
 from rclify.transform.refusals import Reason, Refusal
-from rclify.transform.regions import Exit, Region
+from rclify.transform.regions import Exit, Region, Window
 from rclify.transform.thread_state import ThreadState
 from rclify.transform.vocabulary import Wrapper
 
@@ -60,6 +60,7 @@ class FileRenderer:
         self._counters: dict[str, int] = {}
         self._decls = Declarations()
         self._hoist_plan: dict[int, list[Hoist]] = {}
+        self._first_use: dict[str, int] = {}  # wrapper name -> where its first section goes
 
     # -- public --------------------------------------------------------------------------
     def plan(self) -> None:
@@ -85,19 +86,23 @@ class FileRenderer:
         # calls to a static wrapper may all have been extracted: keep -Wunused-function quiet
         extra += [(w.start_offset, w.start_offset, "__attribute__((unused)) ")
                   for w in wrappers_here if w.is_static]
-        # one prototype per accessor, before its first use or definition
-        # (-Wmissing-prototypes, -Wredundant-decls)
+        # one prototype per accessor, before its first use or definition (-Wmissing-prototypes,
+        # -Wredundant-decls), not before: its parameter types may be declared further down
         needed = {w.name: w for w in [*self.accessors_used.values(), *accessors_defined_here]}
-        if needed:
-            first = min([*self.functions, *(w.end_offset for w in accessors_defined_here)])
-            text = "".join(f"{prototype};\n" for w in sorted(needed.values(), key=lambda w: w.name)
-                           if not (w.in_header and w.name not in {d.name for d in accessors_defined_here})
+        defined = {w.name for w in accessors_defined_here}
+        where: dict[int, list[Wrapper]] = {}
+        for w in sorted(needed.values(), key=lambda w: w.name):
+            first = min(self._first_use.get(w.name, len(self.parsed.data)),
+                        w.end_offset if w.name in defined else len(self.parsed.data))
+            where.setdefault(first, []).append(w)
+        for first, wrappers in sorted(where.items()):
+            text = "".join(f"{prototype};\n" for w in wrappers
+                           if not (w.in_header and w.name not in defined)
                            for prototype in accessor_prototypes(w))  # a header's are in the header
-            defined = {w.name for w in accessors_defined_here}
-            text += "".join(render_accessor(w, fallback=True) for w in sorted(needed.values(), key=lambda w: w.name)
-                            if w.kind == "lock"
-                            if w.name not in defined and not w.storage)
-            extra.append((first, first, self._own_lines(first, text)))
+            text += "".join(render_accessor(w, fallback=True) for w in wrappers
+                            if w.kind == "lock" and w.name not in defined and not w.storage)
+            if text:
+                extra.append((first, first, self._own_lines(first, text)))
         # an accessor goes right after its wrapper's `}`: the lines after it keep their numbers
         extra += [(w.end_offset, w.end_offset, render_accessor(w) + f"#line {self._line(w.end_offset)}\n")
                   for w in accessors_defined_here]
@@ -153,25 +158,38 @@ class FileRenderer:
         exit_edits = [(e.unlock_start, e.tail_end, f"{_exit_statement(e, returned)}\n#line {self._line(e.tail_end)}\n")
                       for e in region.exits]
         hoist_edits = [(h.start, h.end, h.assignment) for h in hoists]
+        blank_edits = [(a, b, "\n") for a, b in region.blank_directives]
+        if region.windows:
+            _check_window_locals(region, self._decls, {v.hash for h in hoists for v in h.variables})
+        window_edits = [(w.unlock_start, w.relock_end, self._window_statement(region, k, w))
+                        for k, w in enumerate(region.windows, 1)]
+        lift_edits = [(*region.lifted, f"\n#line {self._line(region.lifted[1])}\n")] \
+            if region.lifted is not None else []  # run before the call
+        edits = exit_edits + hoist_edits + blank_edits + window_edits + lift_edits
         if region.loop is not None:
             if hoists:
                 raise Refusal(Reason.HOIST_NOT_SIMPLE)
             body = self._loop_body(region, exit_edits)
         elif region.open_block is not None:  # the block's `{` stays in the caller, opened by the call site
             lbrace = region.open_block.extent.start.offset
-            body = (self._render_range(region.lock_end, lbrace, exit_edits + hoist_edits)
-                    + self._render_range(lbrace + 1, region.body_end, exit_edits + hoist_edits))
+            body = (self._render_range(region.lock_end, lbrace, edits)
+                    + self._render_range(lbrace + 1, region.body_end, edits))
         else:
-            body = self._render_range(region.lock_end, region.body_end, exit_edits + hoist_edits)
+            body = self._render_range(region.lock_end, region.body_end, edits)
         # a wrapper's work runs where its call stood: first (after locking), last (before unlocking);
         # a loop-carried section's first run only (_loop_body)
         if region.loop is None and region.lock.work:
             body = f" {region.lock.work}" + body
+        if region.windows:  # a run after a window goes on after its relock
+            body = self._window_dispatch(region) + body
         body += region.end_work
 
+        released_texts = [self._window_text(region, w) for w in region.windows]
+        if region.loop is not None:
+            released_texts.append(self._released_text(region))
         captures = plan.captures(self.parsed, self._decls, region, body,
-                                 {v.spelling: v for h in hoists for v in h.variables})
-        if region.loop is not None:  # where the section goes on: at the loop's test, or with D
+                                 {v.spelling: v for h in hoists for v in h.variables}, "\n".join(released_texts))
+        if region.loop is not None or region.windows:  # where the section goes on (0: from its start)
             captures.append(Capture("rclify_resume", "int rclify_resume", f"rclify_resume_{fn_name}_{n}",
                                     "rclify_ctx->rclify_resume"))
         if returned:
@@ -186,8 +204,10 @@ class FileRenderer:
         extraction.hoisted = [v.spelling for h in hoists for v in h.variables]
         extraction.placement = plan.runs_on_caller_thread(region, self.thread_state, f"{fn_name}_{n}",
                                                           self.overrides)
+        at = _insertion_point(self.parsed.data, fn)
         for wrapper in region.wrappers_used():  # their accessor, their work function
             self.accessors_used[wrapper.name] = wrapper
+            self._first_use[wrapper.name] = min(at, self._first_use.get(wrapper.name, at))
         indent = _indent_of(self.parsed.data, region.start)
         cs = templates().get_template("extract/cs_function.c.j2").render(
             function=fn_name, file=self.parsed.path.name, line=region.line,
@@ -205,10 +225,15 @@ class FileRenderer:
             if region.otherwise is not None:
                 exits.insert(0, {"flag": -1, "tail": self._render_range(*region.otherwise).strip(),
                                  "line": self._code_line(region.otherwise[0])})
+        released = []  # what the caller runs between two runs of a resumable section
         if region.loop is not None:
-            exits.append({"flag": len(region.exits) + 1, "line": self._code_line(region.loop.released[0]),
-                          "released": self._released_text(region)})
-        call = templates().get_template("extract/loop_call_site.c.j2" if region.loop is not None
+            released.append({"flag": len(region.exits) + 1, "line": self._code_line(region.loop.released[0]),
+                             "text": self._released_text(region), "resume": 1, "guards": []})
+        for k, w in enumerate(region.windows, 1):
+            released.append({"flag": len(region.exits) + k, "line": self._code_line(w.released[0]),
+                             "text": self._window_text(region, w), "resume": k,
+                             "guards": _window_guards(region, w)})
+        call = templates().get_template("extract/resumable_call_site.c.j2" if released
                                         else "extract/call_site.c.j2").render(
             hoists=[region.lock.result] * bool(region.lock.result)
             + [h.declaration for h in hoists if h.start not in outer_hoisted]
@@ -216,10 +241,13 @@ class FileRenderer:
             labeled=_is_labeled(region), indent=indent,
             ctx_type=extraction.ctx_type, n=f"{fn_name}_{n}", captures=captures, exits=exits,
             mutex=region.lock.mutex, fn_name=extraction.fn_name, trylock=region.is_trylock,
-            local=extraction.local, may_wait=extraction.placement.may_wait,
+            local=extraction.local, may_wait=extraction.placement.may_wait, released=released,
         ).rstrip("\n") + (f" {region.end_result}" if region.end_result else "")
         if region.open_block is not None:  # the rest of the block, after the call, closes it
             call = "{ " + call
+        if region.lifted is not None:  # the variadic reads, before the lock (region_bounds._variadic_reads)
+            call = (f"{self.parsed.text(*region.lifted).strip()}\n#line {self._line(region.start)}\n"
+                    f"{_indent_of(self.parsed.data, region.start)}{call}")
         if region.conditional_lock:
             # the section exists when the locks do; without them, the original text (its lock
             # blocks compile to nothing there)
@@ -285,6 +313,30 @@ class FileRenderer:
                 + f"        if (rclify_pass) {{\n{relock_result}{relock_work}{text(parts.retaken)}            continue;\n        }}\n"
                 + f"        {test}{text(parts.held)}{unlock_work}        return {run_b};\n    }}\n    }}\n"
                 + text(parts.after))
+
+    def _window_statement(self, region: Region, k: int, w: Window) -> str:
+        """What a window (`unlock(&m); B; lock(&m);`) becomes in the section: the unlock wrapper's
+        work, the flag that has the caller run B, and the label the next run resumes at, after
+        which the relock's result and its wrapper's work."""
+        unlock_work = f"{w.unlock_op.work} " if w.unlock_op.work else ""
+        relock = " ".join(x for x in (w.relock_op.result, w.relock_op.work) if x)
+        return (f"{{ {unlock_work}return {len(region.exits) + k}; }}\n"
+                f"rclify_window_{k}: ;{' ' + relock if relock else ''}\n#line {self._line(w.relock_end)}\n")
+
+    def _window_dispatch(self, region: Region) -> str:
+        """The section's first lines: a run after window k jumps to its label (each test under
+        the #if blocks its window sits in)."""
+        out = []
+        for k, w in enumerate(region.windows, 1):
+            guards = _window_guards(region, w)
+            out += [*guards, f"    if (rclify_resume == {k})\n        goto rclify_window_{k};", *["#endif"] * len(guards)]
+        return "\n".join(out) + "\n"
+
+    def _window_text(self, region: Region, w: Window) -> str:
+        """B of a window, run by the caller, with the unlock's result kept (`err = 0;`)."""
+        result = f"{w.unlock_op.result} " if w.unlock_op.result else ""
+        blanks = [(a, b, "\n") for a, b in region.blank_directives]
+        return result + self._render_range(*w.released, blanks).strip()
 
     def _released_text(self, region: Region) -> str:
         """B, run by the caller between two runs of a loop-carried section, with the mid-loop
@@ -352,6 +404,40 @@ def _insertion_point(data: bytes, function: ci.Cursor) -> int:
             else:
                 break
     return at
+
+
+def _window_guards(region: Region, w: Window) -> list[str]:
+    """The #if lines a window sits under inside the region (its code in the section, its B in
+    the caller exist under them), but the region's own optional-locking condition: everything
+    generated for the region is already under it."""
+    return [g for g in guards_at(region.parsed.data, w.unlock_start, since=region.lock_end)
+            if not (region.conditional_lock and same_condition(g, region.conditional_lock))]
+
+
+def _check_window_locals(region: Region, decls: Declarations, hoisted: set[int]) -> None:
+    """A local declared in the section and live across a window would not survive the return to
+    the caller there (the next run is a new call), nor can the caller's B see it: refused unless
+    hoisted to the caller.  Live: in scope at the window and named in B, after it in its scope,
+    or anywhere in a loop of its scope around the window (the next round)."""
+    declared = decls.of(region.function)
+    loops = [n for n in region.home.walk_preorder() if n.kind in (ci.CursorKind.FOR_STMT, ci.CursorKind.WHILE_STMT,
+                                                                  ci.CursorKind.DO_STMT)]
+    text = region.parsed.text
+    for name, cursors in declared.items():
+        for var in cursors:
+            at = var.extent.start.offset
+            if not region.lock_end <= at < region.body_end or var.hash in hoisted \
+                    or var.storage_class == ci.StorageClass.STATIC:
+                continue
+            scope = declared.scopes[var.hash]
+            for w in region.windows:
+                if not (at < w.unlock_start and scope[0] <= w.unlock_start < scope[1]):
+                    continue
+                later = [text(*w.released), text(w.relock_end, scope[1])] + [
+                    text(loop.extent.start.offset, loop.extent.end.offset) for loop in loops
+                    if scope[0] <= loop.extent.start.offset <= w.unlock_start < loop.extent.end.offset]
+                if name in identifiers_used(" ".join(later)):
+                    raise Refusal(Reason.LOCAL_ACROSS_WINDOW)
 
 
 def _exit_statement(e: Exit, returned: str) -> str:
