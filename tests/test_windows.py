@@ -4,6 +4,7 @@ transform's report says what became of its region.  That the extracted ones beha
 original under every algorithm is corpus/unlock_relock_windows."""
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -59,7 +60,7 @@ void local_before_only(void) {        /* a local of the section used before the 
     pthread_mutex_unlock(&m);
 }
 
-void local_in_b(void) {               /* B names a local of the section */
+void local_in_b(void) {               /* B names a local of the section: declared in the caller */
     pthread_mutex_lock(&m);
     if (n > 0) {
         int mine = n--;
@@ -70,7 +71,7 @@ void local_in_b(void) {               /* B names a local of the section */
     pthread_mutex_unlock(&m);
 }
 
-void local_after(void) {              /* a local of the section used after the window */
+void local_after(void) {              /* a local used after the window: declared in the caller */
     pthread_mutex_lock(&m);
     if (n > 0) {
         int mine = n--;
@@ -80,6 +81,20 @@ void local_after(void) {              /* a local of the section used after the w
         cache[1] = mine;
     }
     pthread_mutex_unlock(&m);
+}
+
+void name_seen_after(void) {          /* its declaration before the call would hide the later n2 */
+    int n2 = 0;
+    pthread_mutex_lock(&m);
+    if (n > 0) {
+        int n2 = n--;
+        pthread_mutex_unlock(&m);
+        load(0);
+        pthread_mutex_lock(&m);
+        cache[2] = n2;
+    }
+    pthread_mutex_unlock(&m);
+    cache[3] = n2;
 }
 
 void loop_variable(void) {            /* a for's own variable: the next round reads it */
@@ -131,9 +146,9 @@ void relock_under_another_if(void) {  /* the relock in its own #if block: the wi
 }
 """
 
-EXTRACTED = {"miss_loads_unlocked", "b_returns", "local_before_only"}
-HYBRID = {"local_in_b": "local-across-window", "local_after": "local-across-window",
-          "loop_variable": "local-across-window", "b_breaks_out": "jump-in-tail",
+EXTRACTED = {"miss_loads_unlocked", "b_returns", "local_before_only", "local_in_b", "local_after"}
+HYBRID = {"name_seen_after": "local-across-window", "loop_variable": "local-across-window",
+          "b_breaks_out": "jump-in-tail",
           "other_lock_held": "hand-over-hand", "relock_under_another_if": "preprocessor-conditional"}
 
 
@@ -160,6 +175,8 @@ def test_windows_are_extracted_as_one_resumable_section(report, function):
     assert region["status"] == "extracted", region
     text = (tree / "windows.c").read_text()
     assert f"rclify_resume_{function}_1 = 1;" in text  # the caller resumes the section after B
+    if function in ("local_in_b", "local_after"):  # the section's local, declared before the call
+        assert re.search(r"int mine;\s*\{\s*int rclify_resume_" + function, text)
 
 
 @pytest.mark.parametrize("function", sorted(HYBRID))

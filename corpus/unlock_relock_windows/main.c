@@ -4,7 +4,7 @@
  * an `if` of a while loop that restarts from the list's head after each join, then a second
  * window in a for loop (libmicrohttpd's close_all_connections); a window in a switch case; a
  * window whose unlocked part runs a loop of its own with a break; windows through lock and unlock
- * wrappers that do work of their own. */
+ * wrappers that do work of their own; a loop whose body's locals live across its window. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -142,6 +142,29 @@ static long tally(struct pool *p)
     return sum;
 }
 
+/* a worker loop's locals declared in its body, live across its window (memcached's
+   storage_write_thread): the caller holds them between the section's runs */
+static long rounds_with_locals(struct pool *p)
+{
+    long total = 0;
+    int round = 0;
+
+    pthread_mutex_lock(&p->mutex);
+    while (round < 5) {
+        int before = p->sweeps + round;
+        long weight = before * 2;
+        round++;
+        if (round % 2) {
+            pthread_mutex_unlock(&p->mutex);
+            weight += cache_get(round);
+            pthread_mutex_lock(&p->mutex);
+        }
+        total += weight + before;
+    }
+    pthread_mutex_unlock(&p->mutex);
+    return total;
+}
+
 int main(void)
 {
     static struct worker workers[NTHREADS];
@@ -165,10 +188,12 @@ int main(void)
     }
     long c0 = classify(&pool, 0), c1 = classify(&pool, 1), c2 = classify(&pool, 2);
     long sum = tally(&pool);
-    printf("loads=%ld sweeps=%d audit_ok=%d classify=%ld,%ld,%ld tally_ok=%d takes=%ld gives=%ld\n", loads,
-           pool.sweeps, pool.audit == expected_audit, c0, c1, c2 - pool.audit, sum == expected_sum, takes, gives);
+    long weighted = rounds_with_locals(&pool);
+    printf("loads=%ld sweeps=%d audit_ok=%d classify=%ld,%ld,%ld tally_ok=%d takes=%ld gives=%ld weighted=%ld\n",
+           loads, pool.sweeps, pool.audit == expected_audit, c0, c1, c2 - pool.audit, sum == expected_sum, takes,
+           gives, weighted);
     if (loads != NKEYS || pool.audit != expected_audit || sum != expected_sum || c1 != 1010 || c2 - pool.audit != 28
-        || takes != NTHREADS + 1 || gives != NTHREADS + 1) {
+        || takes != NTHREADS + 1 || gives != NTHREADS + 1 || weighted != 126) {
         fprintf(stderr, "wrong totals\n");
         return 1;
     }

@@ -128,9 +128,42 @@ class _FunctionDecls(dict):
 
 
 
-def hoists(parsed: ParsedFile, region: Region) -> list[Hoist]:
+def live_across_windows(region: Region, decls: Declarations) -> list[ci.Cursor]:
+    """Locals declared in the region that a window (regions.Window) cuts: the section returns to
+    the caller there and a new call resumes it, so they would not survive, nor can the caller's B
+    see them.  Live: in scope at the window and named in B, after it in its scope, or anywhere in
+    a loop of its scope around the window (the next round)."""
+    if not region.windows:
+        return []
+    declared = decls.of(region.function)
+    loops = [n for n in region.home.walk_preorder() if n.kind in (K.FOR_STMT, K.WHILE_STMT, K.DO_STMT)]
+    text = region.parsed.text
+    live = []
+    for name, cursors in declared.items():
+        for var in cursors:
+            at = var.extent.start.offset
+            if not region.lock_end <= at < region.body_end or var.storage_class == ci.StorageClass.STATIC:
+                continue
+            scope = declared.scopes[var.hash]
+            for w in region.windows:
+                if not (at < w.unlock_start and scope[0] <= w.unlock_start < scope[1]):
+                    continue
+                later = [text(*w.released), text(w.relock_end, scope[1])] + [
+                    text(loop.extent.start.offset, loop.extent.end.offset) for loop in loops
+                    if scope[0] <= loop.extent.start.offset <= w.unlock_start < loop.extent.end.offset]
+                if name in identifiers_used(" ".join(later)):
+                    live.append(var)
+                    break
+    return live
+
+
+def hoists(parsed: ParsedFile, region: Region, decls: Declarations) -> list[Hoist]:
     """Variables declared in the region and used after it: in the rest of the region's block,
-    or in the tail of an exit that follows them in their own block."""
+    or in the tail of an exit that follows them in their own block; and those live across a
+    window (live_across_windows), when no other variable of their name is seen before or after
+    the region, which their declaration before the call would hide."""
+    across = {v.hash for v in live_across_windows(region, decls)}
+    function_decls = decls.of(region.function)
     hoists = []
     home = region.home
     blocks = [home] + [
@@ -149,9 +182,19 @@ def hoists(parsed: ParsedFile, region: Region) -> list[Hoist]:
             if region.open_block is not None and block == region.open_block:  # the rest of it runs after
                 later.append(parsed.text(region.end, block.extent.end.offset))
             declared = [c for c in stmt.get_children() if c.kind == K.VAR_DECL]
-            if not {c.spelling for c in declared} & identifiers_used(" ".join(later)):
+            if {c.spelling for c in declared} & identifiers_used(" ".join(later)):
+                hoists.append(Hoist.of(parsed, stmt, declared))
                 continue
+            if not any(c.hash in across for c in declared):
+                continue
+            after = identifiers_used(parsed.text(*region.later))
+            if any(function_decls.visible(c.spelling, region.start) is not None or c.spelling in after
+                   for c in declared):
+                raise Refusal(Reason.LOCAL_ACROSS_WINDOW)
             hoists.append(Hoist.of(parsed, stmt, declared))
+    names = [v.spelling for h in hoists for v in h.variables]
+    if len(names) != len(set(names)):  # two of one name, in two blocks of the region
+        raise Refusal(Reason.HOIST_NOT_SIMPLE)
     return hoists
 
 

@@ -68,7 +68,7 @@ class FileRenderer:
         for region in self.regions:
             if region.extractable:
                 try:
-                    self._hoist_plan[region.start] = plan.hoists(self.parsed, region)
+                    self._hoist_plan[region.start] = plan.hoists(self.parsed, region, self._decls)
                 except Refusal as refusal:
                     region.problems.append((refusal.reason, region.line))
         for region in self.regions:
@@ -415,29 +415,10 @@ def _window_guards(region: Region, w: Window) -> list[str]:
 
 
 def _check_window_locals(region: Region, decls: Declarations, hoisted: set[int]) -> None:
-    """A local declared in the section and live across a window would not survive the return to
-    the caller there (the next run is a new call), nor can the caller's B see it: refused unless
-    hoisted to the caller.  Live: in scope at the window and named in B, after it in its scope,
-    or anywhere in a loop of its scope around the window (the next round)."""
-    declared = decls.of(region.function)
-    loops = [n for n in region.home.walk_preorder() if n.kind in (ci.CursorKind.FOR_STMT, ci.CursorKind.WHILE_STMT,
-                                                                  ci.CursorKind.DO_STMT)]
-    text = region.parsed.text
-    for name, cursors in declared.items():
-        for var in cursors:
-            at = var.extent.start.offset
-            if not region.lock_end <= at < region.body_end or var.hash in hoisted \
-                    or var.storage_class == ci.StorageClass.STATIC:
-                continue
-            scope = declared.scopes[var.hash]
-            for w in region.windows:
-                if not (at < w.unlock_start and scope[0] <= w.unlock_start < scope[1]):
-                    continue
-                later = [text(*w.released), text(w.relock_end, scope[1])] + [
-                    text(loop.extent.start.offset, loop.extent.end.offset) for loop in loops
-                    if scope[0] <= loop.extent.start.offset <= w.unlock_start < loop.extent.end.offset]
-                if name in identifiers_used(" ".join(later)):
-                    raise Refusal(Reason.LOCAL_ACROSS_WINDOW)
+    """A local live across a window (plan.live_across_windows) that could not be hoisted (a
+    `for`'s own variable): refused."""
+    if any(v.hash not in hoisted for v in plan.live_across_windows(region, decls)):
+        raise Refusal(Reason.LOCAL_ACROSS_WINDOW)
 
 
 def _exit_statement(e: Exit, returned: str) -> str:
