@@ -2,8 +2,6 @@
 their lock in their body become one section, and which stay hybrid for the plain region's reason.
 That the extracted ones behave as the original, under every algorithm, is corpus/loop_carried_sections."""
 
-from pathlib import Path
-
 import pytest
 
 from rclify.transform.analyse import analyse, regions_of

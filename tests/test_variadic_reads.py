@@ -3,15 +3,8 @@ va_end;` run before the lock when every path of the region reaches them and noth
 in the region uses what they set; any other va_list use keeps the region hybrid (va_list).  That
 the lifted region runs as the original is corpus/variadic_reads_in_region."""
 
-import json
-import shutil
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
-
-ROOT = Path(__file__).resolve().parent.parent
+from transformed_source import transform_source
 
 SOURCE = r"""
 #include <pthread.h>
@@ -77,20 +70,14 @@ int formats_under_the_lock(const char *fmt, ...) {
 
 @pytest.fixture(scope="module")
 def report(tmp_path_factory):
-    if shutil.which("spatch") is None:
-        pytest.fail("spatch (coccinelle) is not installed: run scripts/setup.sh")
-    tree = tmp_path_factory.mktemp("variadic")
-    (tree / "variadic.c").write_text(SOURCE)
-    out = tree.parent / "variadic-report.json"
-    proc = subprocess.run([sys.executable, "-m", "rclify", "transform", str(tree), "--report", str(out), "-q",
-                           "-j", "1"], cwd=ROOT, capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, proc.stderr
-    return tree, {r["function"]: r for r in json.loads(out.read_text())["regions"]}
+    tree = tmp_path_factory.mktemp("variadic") / "tree"
+    return tree, {f: found[0] for f, found in transform_source(tree, "variadic.c", SOURCE).items()}
 
 
 def test_reads_on_every_path_run_before_the_lock(report):
     tree, regions = report
     assert regions["read_on_every_path"]["status"] == "extracted"
+    assert regions["read_on_every_path"]["variadic_reads_before"]
     text = (tree / "variadic.c").read_text()
     caller = text[text.index("int read_on_every_path(int option, ...)"):]
     assert caller.index("va_end(ap);") < caller.index("RCL_EXECUTE(")

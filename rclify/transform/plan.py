@@ -217,8 +217,9 @@ def captures(parsed: ParsedFile, decls: Declarations, region: Region, body: str,
             continue  # a global, a function, a type, an enumerator, or declared inside
         if name in inside and name not in hoisted:
             raise Refusal(Reason.SHADOWED_VARIABLE)
+        # in a macro's expansion, an inner macro may write what it is given: by reference
         captures.append(_capture(parsed, region, name, visible, body, hoisted=name in hoisted,
-                                 written_elsewhere=not _only_read(name, released)))
+                                 written_elsewhere=not _only_read(name, released) or region.expansion is not None))
     return captures
 
 
@@ -259,6 +260,9 @@ def _macro_bodies_use_locals(parsed: ParsedFile, region: Region, declared_inside
     fn_start, fn_end = fn.extent.start.offset, fn.extent.end.offset
     fn_file = fn.extent.start.file.name
     data = parsed.data
+    # a statement macro's section is its expansion's text: a name written there is reached
+    expanded = identifiers_used(" ".join((region.expansion.before, region.expansion.body, region.expansion.after))) \
+        if region.expansion is not None else set()
     for node in region.home.walk_preorder():
         at = node.extent.start.offset
         if node.kind != K.DECL_REF_EXPR or not (region.lock_end <= at < region.body_end):
@@ -271,7 +275,7 @@ def _macro_bodies_use_locals(parsed: ParsedFile, region: Region, declared_inside
         name = target.spelling
         if not (fn_start <= target.extent.start.offset < fn_end) or name in declared_inside:
             continue
-        if data[at : at + len(name)].decode(errors="replace") == name:
+        if data[at : at + len(name)].decode(errors="replace") == name or name in expanded:
             continue  # written right there
         invocation = next(((s, e) for s, e in parsed.macro_uses if s <= at <= e), None)
         if invocation is None or name not in identifiers_used(parsed.text(invocation[0], invocation[1] + 1)):

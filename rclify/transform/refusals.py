@@ -79,8 +79,10 @@ WHY = {
                             "lacks on it (pthread_mutex_consistent, _getprioceiling, _setprioceiling), or its file is "
                             "left unchanged because such a lock could not be kept apart (report: locks_kept_posix, "
                             "files_left_unchanged)",
-    Reason.SECTION_IN_MACRO: "the section is inside a macro invocation that takes and releases the lock itself "
-                             "(WITH_LOCK(m, x++), STAT_INCR(ctx, n, 1)): it cannot be moved without rewriting the macro",
+    Reason.SECTION_IN_MACRO: "the section is inside a statement macro's invocation (WITH_LOCK(m, x++), "
+                             "STAT_INCR(ctx, n, 1)) whose expansion rclify does not read for sure: defined under "
+                             "#if, more or other lock operations than one lock and one unlock, or a jump, label, "
+                             "declaration or early unlock in its section (macro_sections.py)",
     Reason.IN_HEADER: "the region is in a function of a header that cannot take generated code safely: the header "
                       "has no include guard, or the lock is taken through a wrapper function of a C file",
     Reason.CLEANUP_GUARD: "a __attribute__((cleanup)) lock guard whose variable the section uses, whose cleanup "

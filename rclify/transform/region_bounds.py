@@ -16,6 +16,7 @@ from rclify.ctext.preprocessor import (ConditionalBlock, conditional_around, con
                                        splits_conditional)
 from rclify.ctext.tokens import identifiers_used, matching_bracket, normalize, tokenize
 from rclify.transform.loop_regions import loop_region
+from rclify.transform.macro_sections import expanded_section
 from rclify.transform.refusals import Reason
 from rclify.transform.regions import (HELD, RELEASED, SETJMP, VA, Region, RegionAnalysis, goto_label, may_be_lock,
                                      no_return_call, scoped_statement, unlabeled)
@@ -40,6 +41,8 @@ def find_regions(parsed: ParsedFile, function: ci.Cursor, vocab: Vocabulary) -> 
         for i, child in enumerate(children):
             inner = unlabeled(child)
             start, end = stmt_range(parsed, inner)
+            if any(s <= start < e for s, e in lock_statements):
+                continue  # a statement of a macro's expansion whose invocation is a region already
             op = classify(parsed.text(start, end), vocab) if may_be_lock(inner) else None
             if op is None:
                 if inner.kind == K.IF_STMT:
@@ -192,7 +195,8 @@ def _check_nested_exits(regions: list[Region]) -> None:
 def _section_in_macro_at(parsed: ParsedFile, vocab: Vocabulary, function: ci.Cursor, compound: ci.Cursor,
                          stmt: ci.Cursor) -> Region | None:
     """`WITH_LOCK(m, x++);`: a statement macro whose expansion locks, runs its argument and
-    unlocks.  The section is inside the invocation's text: a hybrid region, reported."""
+    unlocks.  The section is the expansion's (macro_sections.py): the region covers the whole
+    invocation; one that cannot be expanded for sure stays hybrid (section-in-macro)."""
     start, end = stmt_range(parsed, stmt)
     tokens = tokenize(parsed.text(start, end))
     if not tokens or tokens[0].text not in vocab.macros:
@@ -203,7 +207,16 @@ def _section_in_macro_at(parsed: ParsedFile, vocab: Vocabulary, function: ci.Cur
     if lock is None:
         return None
     region = Region(parsed, function, compound, lock, start, end, end, end, stmt.extent.start.line)
-    region.problems.append((Reason.SECTION_IN_MACRO, region.line))
+    expansion = expanded_section(parsed, vocab, function, start, end, lock.key)
+    if expansion is None:
+        region.problems.append((Reason.SECTION_IN_MACRO, region.line))
+        return region
+    # the whole invocation is the region's body: what walks its nodes (thread-local state) sees
+    # P and Q too, which only makes it more careful
+    region.lock, region.lock_end, region.body_end_stmt = expansion.lock, start, end
+    region.end_result, region.end_work = expansion.unlock.result, expansion.unlock.work
+    region.end_work_of = expansion.unlock.wrapper if expansion.unlock.work else None
+    region.expansion = expansion
     return region
 
 

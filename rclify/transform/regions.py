@@ -100,6 +100,8 @@ class Region:
     # `va_start(ap, x); v = va_arg(ap, T); va_end(ap);` of the region, run before the lock by the
     # caller (region_bounds._variadic_reads)
     lifted: tuple[int, int] | None = None
+    # a statement macro's section (macro_sections.MacroSection): its text is the expansion's
+    expansion: object | None = None
 
     def unlocked_spans(self) -> list[tuple[int, int]]:
         """What runs in the caller, unlocked, though inside [lock_end, body_end): exits' tails,
@@ -429,33 +431,12 @@ class RegionAnalysis:
             relock_end = stmt_range(self.parsed, children[after])[1]
             after += 1
         for child in children[i + 1 : j]:
-            self._check_window_statement(child)
+            self._check_unlocked_statement(child, window=True)
         if self.other_locks or self.held_by_scope:
             self.problem(Reason.HAND_OVER_HAND, children[i])  # held across the window
         self.windows.append(Window(unlock_start, (released_start, released_end), relock_end,
                                    children[i].extent.start.line, op, relock))
         return after
-
-    def _check_window_statement(self, cursor: ci.Cursor) -> None:
-        """B runs in the caller inside a loop that resumes the section: it must not take this
-        lock, nor break, continue or goto out of itself."""
-        def visit(node: ci.Cursor, inner_breakable: bool, inner_loop: bool) -> None:
-            if node.kind in (K.BREAK_STMT, K.CONTINUE_STMT):
-                own = inner_breakable if node.kind == K.BREAK_STMT else inner_loop
-                if not own:
-                    self.problem(Reason.JUMP_IN_TAIL, node)
-            if node.kind in (K.GOTO_STMT, K.INDIRECT_GOTO_STMT):
-                self.problem(Reason.JUMP_IN_TAIL, node)
-            if node.kind == K.CALL_EXPR and node.spelling in self.vocab.names():
-                op = classify(self.parsed.text(*stmt_range(self.parsed, node)), self.vocab)
-                if op is not None and op.key == self.key:
-                    self.problem(Reason.RELOCK_WHILE_HELD, node)
-            for child in node.get_children():
-                visit(child,
-                      inner_breakable or node.kind in _LOOPS or node.kind == K.SWITCH_STMT,
-                      inner_loop or node.kind in _LOOPS)
-
-        visit(cursor, False, False)
 
     def _tail(self, children: list[ci.Cursor], i: int, op: LockOp) -> int:
         """Records the exit whose unlock is children[i]; returns the index after its tail."""
@@ -468,7 +449,7 @@ class RegionAnalysis:
             if child.kind in (K.CASE_STMT, K.DEFAULT_STMT, K.LABEL_STMT):
                 break
             tail_end = stmt_range(self.parsed, child)[1]
-            self._check_tail_statement(child)
+            self._check_unlocked_statement(child)
             j += 1
             if child.kind in (K.RETURN_STMT, K.GOTO_STMT, K.BREAK_STMT, K.CONTINUE_STMT) or no_return_call(child):
                 ends_with_jump = True
@@ -484,17 +465,19 @@ class RegionAnalysis:
                        work_of=op.wrapper if op.work else None)
         return j
 
-    def _check_tail_statement(self, cursor: ci.Cursor) -> None:
-        """Tails run after the section, in the caller: they must not re-take this lock or jump
-        to constructs that the section owns."""
+    def _check_unlocked_statement(self, cursor: ci.Cursor, window: bool = False) -> None:
+        """Statements run in the caller, unlocked (an exit's tail, a window's B): they must not
+        re-take this lock or jump to constructs the section owns.  A window's B runs inside the
+        loop that resumes the section: no break, continue or goto out of itself at all."""
         def visit(node: ci.Cursor, inner_breakable: bool, inner_loop: bool) -> None:
             if node.kind in (K.BREAK_STMT, K.CONTINUE_STMT):
                 own = inner_breakable if node.kind == K.BREAK_STMT else inner_loop
-                if not own and self.jump_target(node.kind) is not None and node is not cursor:
+                if not own and (window or self.jump_target(node.kind) is not None and node is not cursor):
                     self.problem(Reason.JUMP_IN_TAIL, node)
+            if window and node.kind in (K.GOTO_STMT, K.INDIRECT_GOTO_STMT):
+                self.problem(Reason.JUMP_IN_TAIL, node)
             if node.kind == K.CALL_EXPR and node.spelling in self.vocab.names():
-                text = self.parsed.text(*stmt_range(self.parsed, node))
-                op = classify(text, self.vocab)
+                op = classify(self.parsed.text(*stmt_range(self.parsed, node)), self.vocab)
                 if op is not None and op.key == self.key:
                     self.problem(Reason.RELOCK_WHILE_HELD, node)
             for child in node.get_children():

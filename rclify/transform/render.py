@@ -166,7 +166,9 @@ class FileRenderer:
         lift_edits = [(*region.lifted, f"\n#line {self._line(region.lifted[1])}\n")] \
             if region.lifted is not None else []  # run before the call
         edits = exit_edits + hoist_edits + blank_edits + window_edits + lift_edits
-        if region.loop is not None:
+        if region.expansion is not None:  # a statement macro's section: the expansion's text
+            body = f"\n{region.expansion.body}\n"
+        elif region.loop is not None:
             if hoists:
                 raise Refusal(Reason.HOIST_NOT_SIMPLE)
             body = self._loop_body(region, exit_edits)
@@ -245,6 +247,9 @@ class FileRenderer:
         ).rstrip("\n") + (f" {region.end_result}" if region.end_result else "")
         if region.open_block is not None:  # the rest of the block, after the call, closes it
             call = "{ " + call
+        if region.expansion is not None:  # one statement, as the invocation was (`if (e) JOB_ERROR(e);`)
+            before, after = region.expansion.before, region.expansion.after
+            call = f"{{ {before}{' ' if before else ''}{call}{' ' + after if after else ''} }}"
         if region.lifted is not None:  # the variadic reads, before the lock (region_bounds._variadic_reads)
             call = (f"{self.parsed.text(*region.lifted).strip()}\n#line {self._line(region.start)}\n"
                     f"{_indent_of(self.parsed.data, region.start)}{call}")
@@ -266,6 +271,9 @@ class FileRenderer:
             # section exists there, the original text (its macros as defined) elsewhere
             test = " && ".join(f"({condition_expression(c)})" for c in region.lock.conditions)
             call = self._or_original(region, f"#if {test}", call)
+        line_start = self.parsed.data.rfind(b"\n", 0, region.start) + 1
+        if call.startswith("#") and self.parsed.data[line_start:region.start].strip():
+            call = "\n" + call  # a directive starts a line (`if (e) JOB_ERROR(e);`, under #if)
         call += f"\n#line {self._line(region.end)}\n"
         self._counters[fn_name] = n
         # a region inside an #if of its function: its struct and function exist under the same

@@ -98,7 +98,12 @@ def region_record(rel: str, region: Region, renderer: FileRenderer) -> dict:
                    # called with rcl_execute_may_wait: never run on a combiner
                    "waits_on_condvar": placement.may_wait,
                    "exits": len(region.exits), "context": [c.name for c in extraction.captures],
-                   "hoisted": extraction.hoisted}
+                   "hoisted": extraction.hoisted,
+                   # unlock/relock pairs inside (resumable section), a loop-carried section, the
+                   # section read from a statement macro's expansion, va_arg reads run before it
+                   "windows": len(region.windows), "loop_carried": region.loop is not None,
+                   "from_macro_expansion": region.expansion is not None,
+                   "variadic_reads_before": region.lifted is not None}
         if placement.override is not None:
             record["placement_override"] = {
                 "runs": "on-server" if placement.override.on_server else "on-caller",

@@ -161,10 +161,12 @@ class Vocabulary:
 # -- reading a statement as one lock operation ------------------------------------------------
 
 
-def substitute(body: str, params: tuple[str, ...], args: list[str]) -> str | None:
+def substitute(body: str, params: tuple[str, ...], args: list[str], parenthesize: bool = True) -> str | None:
     """Replaces macro/wrapper parameters by (argument) text, as the preprocessor does: `##`
     pastes the raw argument (`name##_lock`), `#p` makes it a string, `...` is __VA_ARGS__.
-    None when the arguments do not fit the parameters or a `#` names no parameter."""
+    None when the arguments do not fit the parameters or a `#` names no parameter.  An argument
+    is put in parentheses (to be read as one expression) unless parenthesize is False: the exact
+    text the preprocessor makes (`e->stats.stat` with stat = page_allocs)."""
     mapping = _arguments(params, args)
     if mapping is None:
         return None
@@ -187,7 +189,7 @@ def substitute(body: str, params: tuple[str, ...], args: list[str]) -> str | Non
             out.append('"' + arg.replace("\\", "\\\\").replace('"', '\\"') + '"')
             i += 1
         elif tok.kind == "ident" and tok.text in mapping:
-            raw = pasted or tok.text == "__VA_ARGS__"
+            raw = pasted or tok.text == "__VA_ARGS__" or not parenthesize
             arg = _unparenthesized(mapping[tok.text]) if pasted else mapping[tok.text]
             out.append(arg if raw else f"({arg})")
         else:
@@ -776,7 +778,7 @@ def add_macros(parsed: ParsedFile, root: Path, vocab: Vocabulary) -> None:
         if not in_tree[name] or cursor.spelling in vocab.macros or where in vocab.read:
             continue  # a system macro, a lock macro already, or read through another file
         vocab.read.add(where)
-        definition = _macro_definition(cursor)
+        definition = macro_definition(cursor)
         if definition:
             macro, params, body = definition
             if name not in texts:
@@ -790,7 +792,10 @@ def add_macros(parsed: ParsedFile, root: Path, vocab: Vocabulary) -> None:
     vocab.resolve()
 
 
-def _macro_definition(cursor: ci.Cursor) -> tuple[str, tuple[str, ...], str] | None:
+def macro_definition(cursor: ci.Cursor, data: bytes | None = None) -> tuple[str, tuple[str, ...], str] | None:
+    """(name, parameters, body) of a macro definition cursor: the body's tokens joined by spaces,
+    or, given the bytes of its file, its text as written (continuation lines kept as lines, so
+    that a `//` comment ends where it did)."""
     tokens = list(cursor.get_tokens())
     if len(tokens) < 2:
         return None
@@ -805,8 +810,10 @@ def _macro_definition(cursor: ci.Cursor) -> tuple[str, tuple[str, ...], str] | N
                 params.append(tokens[i].spelling)
             i += 1
         body_from = i + 1
-    body = " ".join(t.spelling for t in tokens[body_from:])
-    return name, tuple(params), body
+    if data is None or body_from >= len(tokens):
+        return name, tuple(params), " ".join(t.spelling for t in tokens[body_from:])
+    start, end = tokens[body_from].extent.start.offset, tokens[-1].extent.end.offset
+    return name, tuple(params), data[start:end].decode("utf-8", errors="surrogateescape").replace("\\\n", "\n")
 
 
 def add_wrappers(parsed: ParsedFile, root: Path, vocab: Vocabulary) -> None:
