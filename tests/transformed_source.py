@@ -27,3 +27,12 @@ def transform_source(tree: Path, name: str, source: str, *extra: str) -> dict[st
     for r in json.loads(out.read_text())["regions"]:
         regions.setdefault(r["function"], []).append(r)
     return regions
+
+
+def compile_errors(source: Path, *defines: str) -> str:
+    """gcc's errors for a transformed file against the runtime's headers ("" when it compiles
+    with -Wall -Wextra -Werror)."""
+    from rclify import runtime_build
+    proc = subprocess.run(["gcc", "-fsyntax-only", "-Wall", "-Wextra", "-Werror", *defines, *runtime_build.cflags(),
+                           f"-I{source.parent}", str(source)], capture_output=True, text=True, timeout=60)
+    return proc.stderr if proc.returncode else ""

@@ -95,6 +95,7 @@ def _region_at(parsed: ParsedFile, vocab: Vocabulary, function: ci.Cursor, compo
     fresh = dataclasses.replace(region, exits=[], problems=[], windows=[], blank_directives=[])
     _close(parsed, vocab, region, following, reason)
     if region.problems and (loop := loop_region(parsed, vocab, region, following)) is not None:
+        region.lifted = None  # a loop-carried section's pieces keep their text: va_list refused
         _finish(region, loop)  # a worker's loop: unlocked and locked again in its body
     elif region.problems:
         # unlocked and relocked inside (windows), the plain region's shapes and a loop's aside
