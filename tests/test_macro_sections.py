@@ -21,6 +21,7 @@ static long n, total;
     goto out;                         \
 }
 #define WITH_JUMP(l) do { pthread_mutex_lock(&(l)); if (n) return; pthread_mutex_unlock(&(l)); } while (0)
+#define WITH_CASE(l) do { pthread_mutex_lock(&(l)); switch (n) { case 1: n = 0; } pthread_mutex_unlock(&(l)); } while (0)
 #define WITH_LOCAL(l) do { pthread_mutex_lock(&(l)); { long t = n; total += t; } pthread_mutex_unlock(&(l)); } while (0)
 #define NESTED(l) do { pthread_mutex_lock(&(l)); pthread_mutex_lock(&other); n++; pthread_mutex_unlock(&other); pthread_mutex_unlock(&(l)); } while (0)
 #ifdef DEBUG_LOCKS
@@ -37,16 +38,18 @@ struct store { pthread_mutex_t stats_mutex; struct { long page_allocs; } stats; 
 }
 
 void argument_section(void) { WITH_LOCK(m, n++); }
+void conditional_expression(void) { WITH_LOCK(m, n = n > 3 ? 0 : n + 1); }
 void member_parameter(struct store *e) { STAT_INCR(e, page_allocs, 1); }
 int jump_after(int e) { if (e) FAIL(e); return 0; out: return -1; }
 void jump_inside(void) { WITH_JUMP(m); }
+void case_inside(void) { WITH_CASE(m); }
 void local_inside(void) { WITH_LOCAL(m); }
 void two_locks(void) { NESTED(m); }
 void defined_per_configuration(void) { COUNTED(m); }
 """
 
-EXTRACTED = {"argument_section", "jump_after", "member_parameter"}  # memcached's extstore STAT_INCR
-HYBRID = {"jump_inside", "local_inside", "two_locks", "defined_per_configuration"}
+EXTRACTED = {"argument_section", "conditional_expression", "jump_after", "member_parameter"}  # memcached's extstore STAT_INCR
+HYBRID = {"jump_inside", "case_inside", "local_inside", "two_locks", "defined_per_configuration"}
 
 
 @pytest.fixture(scope="module")

@@ -84,9 +84,25 @@ def expanded_section(parsed: ParsedFile, vocab: Vocabulary, function: ci.Cursor,
     if any(lock_calls(s, vocab) for k, s in enumerate(statements) if k not in (i, j)):
         return None
     section = statements[i + 1 : j]
-    if any(t.text in _JUMPS or t.text == ":" for s in section for t in tokenize(s)):
+    if any(_jumps_or_labels(s) for s in section):
         return None
     return MacroSection(" ".join(statements[:i]), " ".join(section), " ".join(statements[j + 1 :]), lock, unlock)
+
+
+def _jumps_or_labels(statement: str) -> bool:
+    """Does a statement of S jump (return, goto, break, continue) or hold a label (`case`,
+    `default`, `name:`)?  A `:` that closes a `?` is a conditional expression's."""
+    open_conditionals = 0
+    for tok in tokenize(statement):
+        if tok.text in _JUMPS:
+            return True
+        if tok.text == "?":
+            open_conditionals += 1
+        elif tok.text == ":":
+            if not open_conditionals:
+                return True
+            open_conditionals -= 1
+    return False
 
 
 def _invocation(parsed: ParsedFile, start: int) -> ci.Cursor | None:

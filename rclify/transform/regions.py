@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 import clang.cindex as ci
 
 from rclify.ctext.cparse import ParsedFile, statement_range as stmt_range
+from rclify.transform.macro_sections import MacroSection
 from rclify.transform.refusals import Reason
 from rclify.transform.vocabulary import (NO_RETURN, LockOp, Vocabulary, Wrapper, checks_result, classify,
                                         guard_lock, scoped_lock_shape)
@@ -100,8 +101,8 @@ class Region:
     # `va_start(ap, x); v = va_arg(ap, T); va_end(ap);` of the region, run before the lock by the
     # caller (region_bounds._variadic_reads)
     lifted: tuple[int, int] | None = None
-    # a statement macro's section (macro_sections.MacroSection): its text is the expansion's
-    expansion: object | None = None
+    # a statement macro's section: its text is the expansion's
+    expansion: MacroSection | None = None
 
     def unlocked_spans(self) -> list[tuple[int, int]]:
         """What runs in the caller, unlocked, though inside [lock_end, body_end): exits' tails,

@@ -186,9 +186,8 @@ class FileRenderer:
             body = self._window_dispatch(region) + body
         body += region.end_work
 
-        released_texts = [self._window_text(region, w) for w in region.windows]
-        if region.loop is not None:
-            released_texts.append(self._released_text(region))
+        window_texts = [self._window_text(region, w) for w in region.windows]
+        released_texts = window_texts + ([self._released_text(region)] if region.loop is not None else [])
         captures = plan.captures(self.parsed, self._decls, region, body,
                                  {v.spelling: v for h in hoists for v in h.variables}, "\n".join(released_texts))
         if region.loop is not None or region.windows:  # where the section goes on (0: from its start)
@@ -231,9 +230,9 @@ class FileRenderer:
         if region.loop is not None:
             released.append({"flag": len(region.exits) + 1, "line": self._code_line(region.loop.released[0]),
                              "text": self._released_text(region), "resume": 1, "guards": []})
-        for k, w in enumerate(region.windows, 1):
+        for k, (w, text) in enumerate(zip(region.windows, window_texts), 1):
             released.append({"flag": len(region.exits) + k, "line": self._code_line(w.released[0]),
-                             "text": self._window_text(region, w), "resume": k,
+                             "text": text, "resume": k,
                              "guards": _window_guards(region, w)})
         call = templates().get_template("extract/resumable_call_site.c.j2" if released
                                         else "extract/call_site.c.j2").render(
