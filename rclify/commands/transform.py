@@ -76,6 +76,8 @@ def run(args) -> int:
         print(f"  kept a {what}: {k['name']}{' (a struct field)' if k['field'] else ''}: {'; '.join(k['because'])}")
     if outcome.unused_overrides:
         print(f"  warning: lock_config.h overrides sections that do not exist: {', '.join(outcome.unused_overrides)}")
+    for note in outcome.helper_calls_unwrapped:
+        print(f"  warning: {note}")
     for error in outcome.api_errors:
         print(f"  not rewritten (no runtime equivalent): {error}")
     for record in outcome.regions:

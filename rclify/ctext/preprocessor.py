@@ -38,6 +38,47 @@ def directive_lines(text: str):
         i += 1
 
 
+_BRANCH = re.compile(r"^[ \t]*#[ \t]*(if|ifdef|ifndef|elif|else|endif)\b")
+
+
+def one_branch_where_unbalanced(code: str) -> str:
+    """code (comments and strings blanked) with every #elif/#else branch blanked, offsets kept,
+    in each #if group whose branches open or close braces: read with all branches, such a group
+    (`#ifdef X int f(int a) { #else int f(int a, int b) { #endif`; rclify's own conditional call
+    sites, which keep the original region under #else) would count its braces twice.  Groups
+    whose branches each balance their braces are left whole, so both branches' code is seen."""
+    lines = code.split("\n")
+    blank: list[tuple[int, int]] = []
+    stack: list[list[list[int]]] = []  # per open group: [first line, brace delta] of each branch
+    i = 0
+    while i < len(lines):
+        first = i
+        while i + 1 < len(lines) and lines[i].endswith("\\"):
+            i += 1
+        m = _BRANCH.match(lines[first])
+        if m is None:
+            if stack:
+                for line in lines[first : i + 1]:
+                    stack[-1][-1][1] += line.count("{") - line.count("}")
+        elif m.group(1).startswith("if"):
+            stack.append([[first, 0]])
+        elif m.group(1) in ("elif", "else") and stack:
+            stack[-1].append([first, 0])
+        elif stack:  # endif
+            branches = stack.pop()
+            kept = 0
+            if any(delta for _, delta in branches):
+                blank += [(start, end) for (start, _), (end, _) in zip(branches[1:], branches[2:] + [[first, 0]])]
+                kept = branches[0][1]
+            if stack:
+                stack[-1][-1][1] += kept
+        i += 1
+    for start, end in blank:
+        for k in range(start, end):
+            lines[k] = " " * len(lines[k])
+    return "\n".join(lines)
+
+
 @dataclass(frozen=True)
 class Define:
     """One #define of a text, in whichever #if branch it stands."""

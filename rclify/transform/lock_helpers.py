@@ -28,8 +28,10 @@ their entries: the configuration of the locks it creates where no call site has 
 through a function pointer, from a C++ file, from code extraction moved).
 
 Read from the text (comments and strings blanked, directives blanked, so both branches of an #if
-are seen): it works on files libclang or spatch cannot parse, and on the sources a profiled
-binary was built from.  Calls inside #define bodies and macro helpers are not read (one lock per
+are seen, except where the branches open or close braces: then the first, see
+preprocessor.one_branch_where_unbalanced; a transformed file's conditional call sites keep the
+region as written under #else): it works on files libclang or spatch cannot parse, on transformed
+files, and on the sources a profiled binary was built from.  Calls inside #define bodies and macro helpers are not read (one lock per
 macro body, as before).
 
 A function-like macro whose whole body is one call of a helper with the macro's parameters and
@@ -37,12 +39,22 @@ constants for arguments (pigz's `#define new_lock(a) new_lock_(a, __FILE__, __LI
 another such macro, is a macro alias of the helper (aliases()): each use of it is a call of the
 helper (HelperCall.via names the macro), with its entry, wrapped at the use and found by the
 profiler at the use's line.
+
+A function-like macro of the tree whose whole body is one pthread_mutex_init of a parameter (zstd's
+`#define ZSTD_pthread_mutex_init(a, b) pthread_mutex_init((a), (b))`, `#define LOCK_INIT(l)
+pthread_mutex_init(&(l)->mu, NULL)`) is an *init macro* (init_macros()): a helper of its own whose
+init site is the one in its body; each use is a call of it, with an entry of its own, wrapped at
+the use like a function helper's call, and found by the preload profiler at the use's line (the
+init's frame line, there being no frame of the macro's).  Where a function of the same name is
+defined too (a debug build's alternative under #if), a call reaches the function when that is a
+helper (and then names the macro's init site beside the function's, _with_macro_inits()), else
+the macro.
 """
 
 import re
 from dataclasses import dataclass, field
 
-from rclify.ctext.preprocessor import defines, directive_lines
+from rclify.ctext.preprocessor import defines, directive_lines, one_branch_where_unbalanced
 from rclify.ctext.tokens import Token, balanced, call_arguments, code_only, matching_bracket, tokenize
 from rclify.transform.cxx import is_cxx, is_header
 
@@ -96,6 +108,8 @@ class HelperLock:
 
     def describe(self, helper: "Helper") -> str:
         base = "its result" if self.param < 0 else f"parameter {helper.params[self.param]}"
+        if self.path == "&":
+            return f"the object {base} names"
         return f"{base}{self.path}" if self.path else base
 
 
@@ -131,6 +145,11 @@ class Helper:
     returns_void: bool
     locks: list[HelperLock]
     aliases: dict[str, MacroAlias] = field(default_factory=dict)  # macros of the tree calling it
+    macro: bool = False  # an init macro (init_macros()), not a function
+
+    @property
+    def kind(self) -> str:
+        return "the macro " if self.macro else ""
 
 
 @dataclass
@@ -206,8 +225,9 @@ class Helpers:
 
 
 def _code(text: str) -> str:
-    """text with comments, strings and preprocessor directives blanked, offsets kept."""
-    lines = code_only(text).split("\n")
+    """text with comments, strings and preprocessor directives blanked, offsets kept; of an #if
+    group whose branches open or close braces, only the first branch (functions() counts them)."""
+    lines = one_branch_where_unbalanced(code_only(text)).split("\n")
     for first, last in directive_lines(text):
         for i in range(first, last + 1):
             lines[i] = " " * len(lines[i])
@@ -416,6 +436,8 @@ def pointer_to(base: str, path: str) -> str:
     if not path:
         return b
     simple = r"[A-Za-z_][\w.\->\[\]]*"
+    if path == "&":  # an init macro's `pthread_mutex_init(&(m), ..)`: base names the mutex itself
+        return f"&{b}" if re.fullmatch(simple, b) else f"&({b})"
     if b.startswith("&") and re.fullmatch(simple, b[1:]):
         return f"&{b[1:]}.{path[2:]}"
     if re.fullmatch(simple, b):
@@ -453,6 +475,7 @@ class _Names:
         self.code = {src.file: src.code for src in sources}
         self.tree_macros = tree_macros or {}
         self.aliases: dict[str, MacroAlias] = {}  # by macro name (see aliases())
+        self.init_macros: dict[str, Helper] = {}  # by macro name (see init_macros())
         self._lockless: dict[tuple[str, str], bool] = {}
         for src in sources:
             for fn in src.functions:
@@ -503,11 +526,15 @@ class _Names:
         defs = self.defs.get(name)
         if not defs:
             alias = self.aliases.get(name)
-            return self.lookup(alias.helper, file) if alias is not None and alias.helper != name else None
+            if alias is not None and alias.helper != name:
+                return self.lookup(alias.helper, file)
+            return self.init_macros.get(name)
         own = [fn for fn, static in defs if static and (fn.file == file or is_header(fn.file))]
         if own:
-            return self.helper.get((own[0].file, name))
-        return next((h for fn, static in defs if not static and (h := self.helper.get((fn.file, name)))), None)
+            found = self.helper.get((own[0].file, name))
+        else:
+            found = next((h for fn, static in defs if not static and (h := self.helper.get((fn.file, name)))), None)
+        return found or self.init_macros.get(name)  # a function that is no helper: the macro, if any
 
 
 def _allowed(name: str, lookup, tree_macros: dict[str, str], depth: int = 0) -> bool:
@@ -595,11 +622,11 @@ _CONSTANT = re.compile(r"""__FILE__|__LINE__|__func__|__FUNCTION__|__PRETTY_FUNC
 
 
 def aliases(definitions: dict[str, list[tuple[str, int, tuple[str, ...], str]]], is_helper,
-            functions_defined=frozenset()) -> dict[str, MacroAlias]:
+            functions_defined=frozenset(), macro_helpers=frozenset()) -> dict[str, MacroAlias]:
     """The macro aliases of helpers among the tree's function-like macros (definitions: name ->
     (file, line, parameters, body) of each of its definitions; is_helper(name): a helper function
-    of that name exists).  A macro is one when its whole body is one call of a helper, or of
-    another alias (up to _MAX_MACRO_DEPTH), whose arguments are its parameters and constants; one
+    of that name exists; macro_helpers: the init macros, helpers defined as macros).  A macro is
+    one when its whole body is one call of a helper, or of another alias (up to _MAX_MACRO_DEPTH), whose arguments are its parameters and constants; one
     defined twice differently, or whose name is also a function of the tree, is none."""
     shapes: dict[str, tuple[str, int, tuple[str, ...], str, tuple[str, ...]]] = {}
     for name, defs in definitions.items():
@@ -620,7 +647,7 @@ def aliases(definitions: dict[str, list[tuple[str, int, tuple[str, ...], str]]],
         for name, (file, line, params, callee, args) in shapes.items():
             if name in out or callee == name:
                 continue
-            if is_helper(callee) and callee not in definitions:
+            if is_helper(callee) and (callee not in definitions or callee in macro_helpers):
                 out[name] = MacroAlias(name, file, line, params, callee, args)
             elif callee in out and (inner := out[callee].helper_args(args)) is not None:
                 out[name] = MacroAlias(name, file, line, params, out[callee].helper, inner)
@@ -630,6 +657,63 @@ def aliases(definitions: dict[str, list[tuple[str, int, tuple[str, ...], str]]],
         if not changed:
             break
     return out
+
+
+def init_macros(definitions: dict[str, list[tuple[str, int, tuple[str, ...], str]]],
+                texts: dict[str, str], functions_defined=frozenset()) -> dict[str, Helper]:
+    """The init macros among the tree's function-like macros (see the module): a macro whose whole
+    body is `pthread_mutex_init(L, attr)` with L one of its parameters (`m`), its address (`&(m)`)
+    or a field under it (`&(p)->lock`), alike in every #if branch that defines it so; a branch
+    defining it otherwise (another platform's) calls no pthread function nor function of the tree."""
+    out: dict[str, Helper] = {}
+    for name, defs in definitions.items():
+        inits = [d for d in defs if (c := _single_call(d[3])) is not None and c[0] == INIT]
+        if len({(params, re.sub(r"\s+", "", body)) for _, _, params, body in inits}) != 1:
+            continue
+        # the other definitions are another platform's (zstd's InitializeCriticalSection): they
+        # may not reach a pthread mutex or a function of the tree (a helper of another shape)
+        if any(not re.fullmatch(r"[A-Za-z_]\w*", n) or n.startswith("pthread_") or n in functions_defined
+               for d in defs if d not in inits for n, _, _ in _calls(d[3], 0, len(d[3]))):
+            continue
+        file, line, params, body = inits[0]
+        called = _single_call(body)
+        if len(called[1]) != 2 or any(p == "..." or not re.fullmatch(r"[A-Za-z_]\w*", p) for p in params):
+            continue
+        lock = _strip(called[1][0])
+        if lock.startswith("&") and _strip(lock[1:]) in params:
+            param, path = params.index(_strip(lock[1:])), "&"
+        elif (found := root(lock)) is not None and found[0] in params:
+            param, path = params.index(found[0]), found[1]
+        else:
+            continue
+        at = (file, _init_line(texts.get(file, ""), line))
+        out[name] = Helper(name, file, line, params, False, [HelperLock(param, path, [at])], macro=True)
+    return out
+
+
+def _with_macro_inits(helper: Helper, macro: Helper | None) -> None:
+    """A helper function that is also an init macro of the same name (its alternative under #if):
+    when both create the same locks, the calls name the macro's init sites too, so a call's entry
+    reaches its lock whichever of the two the build compiles.  (A caller found a helper before
+    this function was knows the macro's init sites only.)"""
+    if macro is None or sorted((l.param, l.path) for l in helper.locks) != [(l.param, l.path) for l in macro.locks]:
+        return
+    for lock in helper.locks:
+        lock.inits += [at for at in macro.locks[0].inits if at not in lock.inits]
+
+
+def _init_line(text: str, define_line: int) -> int:
+    """The 1-based line of the pthread_mutex_init token in the #define starting at define_line (a
+    body may continue on the next lines): the line the lock table's init site has."""
+    lines, code = text.split("\n"), code_only(text).split("\n")
+    i = define_line - 1
+    while i < len(code):
+        if re.search(rf"\b{INIT}\s*\(", code[i]):
+            return i + 1
+        if not lines[i].endswith("\\"):
+            break
+        i += 1
+    return define_line
 
 
 def _single_call(body: str) -> tuple[str, tuple[str, ...]] | None:
@@ -663,17 +747,21 @@ def infer(texts: dict[str, str]) -> Helpers:
                 tree_macros[d.name] = d.body
                 definitions.setdefault(d.name, []).append((src.file, d.line, d.params, d.body))
     names = _Names(sources, tree_macros)
-    helper_names: set[str] = set()
+    names.init_macros = init_macros(definitions, texts, names.defs)
+    for macro in names.init_macros.values():
+        names.helper[(macro.file, macro.name)] = macro
+    helper_names: set[str] = set(names.init_macros)
     changed = True
     while changed:  # a helper may create its lock through another one (or through a macro alias)
         changed = False
-        names.aliases = aliases(definitions, helper_names.__contains__, names.defs)
+        names.aliases = aliases(definitions, helper_names.__contains__, names.defs, names.init_macros)
         for src in sources:
             for fn in src.functions:
                 if (src.file, fn.name) in names.helper:
                     continue
                 helper = _helper_of(src, fn, names, tree_macros)
                 if helper is not None:
+                    _with_macro_inits(helper, names.init_macros.get(fn.name))
                     names.helper[(src.file, fn.name)] = helper
                     helper_names.add(fn.name)
                     changed = True
@@ -759,11 +847,11 @@ def link(helpers: Helpers, sites: list) -> tuple[list, list[str]]:
         for lock in helper.locks:
             n = calls.get(id(lock), 0)
             for init in lock.init_ids:
-                created.setdefault(init, []).append(f"{helper.name}() ({lock.describe(helper)})")
+                created.setdefault(init, []).append(f"{helper.kind}{helper.name}() ({lock.describe(helper)})")
                 total[init] = total.get(init, 0) + n
             through = f", called through the macro{'s' if len(helper.aliases) > 1 else ''} " \
                 f"{', '.join(a + '()' for a in sorted(helper.aliases))} too" if helper.aliases else ""
-            notes.append(f"{helper.file}:{helper.line}: {helper.name}() creates a lock for its caller "
+            notes.append(f"{helper.file}:{helper.line}: {helper.kind}{helper.name}() creates a lock for its caller "
                          f"({lock.describe(helper)}{through}): {n} call{'s' if n != 1 else ''} with an entry of "
                          f"{'their' if n != 1 else 'its'} own" + ("" if lock.init_ids else
                          "; its pthread_mutex_init was not read (spatch): they keep none"))

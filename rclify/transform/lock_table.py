@@ -145,9 +145,15 @@ class LockTable:
     def from_json(cls, rows: list[dict]) -> "LockTable":
         return cls([LockSite(**row) for row in rows])
 
-    def for_init(self, expr: str, file: str, function: str) -> LockSite | None:
-        """The site of a pthread_mutex_init(expr, ...) call in file/function."""
+    def for_init(self, expr: str, file: str, function: str, line: int = 0) -> LockSite | None:
+        """The site of a pthread_mutex_init(expr, ...) call in file/function, at line when given:
+        two inits of one expression in one function, or in two #define bodies (file scope), are
+        two sites."""
         norm = normalize(expr)
+        at = [s for s in self.sites if s.kind == "mutex_init" and s.file == file and s.line == line
+              and s.normalized == norm] if line else []
+        if len(at) == 1:  # an init of no defined variable is a site of its own
+            return at[0]
         inits = [s for s in self.sites if (s.kind == "mutex_init" or s.member) and s.file == file and s.normalized == norm] \
             or [s for s in self.sites if s.member and s.normalized == norm]  # a struct variable of another file
         for group in ([s for s in inits if s.function == function], inits):

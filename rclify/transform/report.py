@@ -29,6 +29,8 @@ class Outcome:
     stubbed_headers: list[str] = field(default_factory=list)
     api_errors: list[str] = field(default_factory=list)  # calls the runtime has no equivalent for
     api_notes: list[str] = field(default_factory=list)
+    # calls of lock helpers whose own entry does not reach their lock (lock_helpers.wrap_calls)
+    helper_calls_unwrapped: list[str] = field(default_factory=list)
     not_handled: list[dict] = field(default_factory=list)  # pthread_rwlock_* / pthread_spin_* call sites
     kept_posix: list[dict] = field(default_factory=list)  # locks and conds that stay pthread ones (kept_posix.py)
     timings: dict[str, float] = field(default_factory=dict)
@@ -75,6 +77,7 @@ def report_json(outcome: Outcome) -> dict:
         "stubbed_headers": outcome.stubbed_headers,
         "api_errors": outcome.api_errors,
         "api_notes": outcome.api_notes,
+        "helper_calls_unwrapped": outcome.helper_calls_unwrapped,
         "not_handled": outcome.not_handled,
         "locks_kept_posix": outcome.kept_posix,
         "section_overrides_unused": outcome.unused_overrides,

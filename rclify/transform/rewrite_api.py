@@ -71,6 +71,8 @@ class ApiRewrite(dict):
     records  every match the patches reported (json records: kind, file, line, ...)
     errors   'file:line: message' for calls that cannot be rewritten (pthread_mutex_consistent...)
     notes    'file:line: message' for things done or kept that a user should know
+    unwrapped 'file:line: message' for calls of lock helpers with an entry of their own that were
+             not found again to wrap (their locks keep the helper's configuration): warnings
     failures {file: first parse error}: parts of those files may not have been rewritten
     """
 
@@ -79,6 +81,7 @@ class ApiRewrite(dict):
         self.records: list[dict] = []
         self.errors: list[str] = []
         self.notes: list[str] = []
+        self.unwrapped: list[str] = []
         self.failures: dict[str, str] = {}
         self.seconds = 0.0
 
@@ -140,8 +143,8 @@ def rewrite_api(root: Path, files: list[Path], sites: list[LockSite], config_hea
             new = KeptPosix.unmask(new)
             new = config_refs_for_cxx(new) if is_cxx(f) else new
             result.notes += notes
-            new, notes = wrap_calls(new, f, table.sites, kept.lock_ids if kept is not None else set())
-            result.notes += notes
+            new, unwrapped = wrap_calls(new, f, table.sites, kept.lock_ids if kept is not None else set())
+            result.unwrapped += unwrapped
             for site in table.sites:
                 if site.zero_init == "constructor" and site.constructor_in == f:
                     new, note = add_lock_id_constructor(new, site)

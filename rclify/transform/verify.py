@@ -109,6 +109,7 @@ class Staging:
         outcome = self.outcome
         outcome.api_errors += [e for e in result.errors if e not in outcome.api_errors]
         outcome.api_notes += [n for n in result.notes if n not in outcome.api_notes]
+        outcome.helper_calls_unwrapped += [n for n in result.unwrapped if n not in outcome.helper_calls_unwrapped]
         for rel, message in result.failures.items():
             outcome.failures.setdefault(rel, message)
         return result

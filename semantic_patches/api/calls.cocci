@@ -43,7 +43,7 @@ p << mutex_init_call.p;
 cfg;
 @@
 name, args, _ = rclify_smpl.call_at(p[0].file, int(p[0].line), int(p[0].column))
-site = TABLE.for_init(args[0] if args else "", p[0].file, rclify_smpl.function_of(p[0]))
+site = TABLE.for_init(args[0] if args else "", p[0].file, rclify_smpl.function_of(p[0]), int(p[0].line))
 coccinelle.cfg = "RCL_CONFIG_REF(%s)" % site.macro if site else "NULL"
 rclify_smpl.emit("mutex_init", p[0], text="pthread_mutex_init(" + ", ".join(args) + ")",
                  lock_id=site.lock_id if site else "", function=rclify_smpl.function_of(p[0]))

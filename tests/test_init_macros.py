@@ -1,0 +1,253 @@
+"""Locks created through init macros (rclify/transform/lock_helpers.py init_macros()): a function-like
+macro whose body is one pthread_mutex_init of its parameter (zstd's `ZSTD_pthread_mutex_init`) is a
+lock helper, so each use is a lock of its own: in lock_config.h, at run time, in both profilers.
+
+Inference on small texts; corpus/lock_init_macro end to end, in its release build (the macro) and
+its THREADS_DEBUG build (a function of the same name).
+"""
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from rclify import lock_config, runtime_build
+from rclify.profiling import assign, profile
+from rclify.ctext.preprocessor import one_branch_where_unbalanced
+from rclify.transform import lock_helpers
+from rclify.transform.lock_helpers import infer, wrap_calls
+from rclify.transform.lock_table import LockSite
+
+CORPUS = Path(__file__).resolve().parent.parent / "corpus" / "lock_init_macro"
+
+pytestmark = pytest.mark.skipif(shutil.which("gcc") is None, reason="needs gcc")
+
+THR_H = """#include <pthread.h>
+#if defined(_WIN32)
+#define my_init(m, a) ((void)(a), InitializeCriticalSection((m)), 0)
+#else
+#define my_init(m, a) pthread_mutex_init((m), (a))
+#endif
+#define FIELD_INIT(p) \\
+    pthread_mutex_init(&(p)->mu, NULL)
+#define OBJECT_INIT(m) pthread_mutex_init(&(m), NULL)
+#define DEFAULT_INIT(x) my_init(x, NULL)
+"""
+
+USES_C = """#include "thr.h"
+struct s { pthread_mutex_t mu; } *p, q;
+pthread_mutex_t a, b[4];
+int f(int i)
+{
+    int e = my_init(&a, NULL);
+    e |= my_init(&b[i], NULL);
+    e |= FIELD_INIT(p);
+    e |= OBJECT_INIT(q.mu);
+    return e | DEFAULT_INIT(&b[2]);
+}
+"""
+
+
+def _calls(texts):
+    found = infer(texts)
+    return [(c.line, c.called, [c.lock_expression(l) for l in c.helper.locks]) for c in found.calls], found
+
+
+def test_a_macro_whose_body_inits_its_parameter_is_a_helper_and_each_use_a_lock():
+    calls, found = _calls({"thr.h": THR_H, "uses.c": USES_C})
+    assert calls == [(6, "my_init() call", ["&a"]), (7, "my_init() call", ["&b[i]"]),
+                     (8, "FIELD_INIT() call", ["&p->mu"]), (9, "OBJECT_INIT() call", ["&q.mu"]),
+                     (10, "DEFAULT_INIT() call (a macro for my_init())", ["&b[2]"])]
+    # the init sites are the lines of pthread_mutex_init in the bodies (FIELD_INIT's on its second line)
+    assert {n: [l.inits for l in h.locks] for n, h in found.helpers.items()} == {
+        "my_init": [[("thr.h", 5)]], "FIELD_INIT": [[("thr.h", 8)]], "OBJECT_INIT": [[("thr.h", 9)]]}
+    assert all(h.macro for h in found.helpers.values())
+
+
+@pytest.mark.parametrize("other_branch", [
+    "#define my_init(m, a) pthread_mutex_init(&(m)->inner, (a))",  # another pthread shape: which one?
+    "#define my_init(m, a) tree_init((m))",  # a function of the tree: perhaps a helper of its own
+])
+def test_a_macro_defined_otherwise_in_a_branch_that_may_create_locks_is_none(other_branch):
+    header = THR_H.replace("#define my_init(m, a) ((void)(a), InitializeCriticalSection((m)), 0)", other_branch)
+    texts = {"thr.h": header, "uses.c": USES_C, "tree.c": "int tree_init(void *m) { return m != 0; }\n"}
+    calls, found = _calls(texts)
+    assert "my_init" not in found.helpers and "DEFAULT_INIT() call (a macro for my_init())" not in {c[1] for c in calls}
+    assert {c[1] for c in calls} == {"FIELD_INIT() call", "OBJECT_INIT() call"}
+
+
+def test_a_helper_function_of_the_same_name_names_the_macros_init_site_too():
+    """A debug build's function alternative: a call's entry must reach its lock in both builds."""
+    header = "#include <pthread.h>\n#ifdef DEBUG\nint my_init(pthread_mutex_t *m, void *a);\n#else\n" \
+             "#define my_init(m, a) pthread_mutex_init((m), (a))\n#endif\n"
+    debug_c = "#include \"thr.h\"\n#ifdef DEBUG\n#include <stdio.h>\nint my_init(pthread_mutex_t *m, void *a)\n{\n" \
+              "    if (!m) fprintf(stderr, \"no mutex\\n\");\n    return pthread_mutex_init(m, a);\n}\n#endif\n"
+    calls, found = _calls({"thr.h": header, "debug.c": debug_c, "uses.c": USES_C.replace("FIELD_INIT(p)", "0")
+                           .replace("OBJECT_INIT(q.mu)", "0").replace(" | DEFAULT_INIT(&b[2])", "")})
+    helper = found.helpers["my_init"]
+    assert not helper.macro and helper.locks[0].inits == [("debug.c", 7), ("thr.h", 5)]
+    assert [c[1] for c in calls] == ["my_init() call", "my_init() call"]
+
+
+ORIGINAL_C = """#include "thr.h"
+struct q { pthread_mutex_t lock; long n; };
+static pthread_mutex_t m;
+void pop(struct q *x)
+{
+    pthread_mutex_lock(&m);
+    {   long n = x->n--;
+        pthread_mutex_unlock(&m);
+        use(n);
+    }
+}
+void setup(struct q *x) { my_init(&x->lock, NULL); }
+"""
+
+# what a conditional extraction leaves of pop(): the section's call site under the region's #if,
+# the region as written under #else, each branch opening a block the code after it closes
+TRANSFORMED_C = """#include "thr.h"
+struct q { pthread_mutex_t lock; long n; };
+static pthread_mutex_t m;
+void pop(struct q *x)
+{
+#if USE_THREADS
+{ long n;
+    {
+        struct rclify_ctx_pop_1 c = { .x = &x, .n = &n };
+        (void)RCL_EXECUTE(&m, rclify_cs_pop_1, &c);
+    }
+#else
+    pthread_mutex_lock(&m);
+    {   long n = x->n--;
+        pthread_mutex_unlock(&m);
+#endif
+        use(n);
+    }
+}
+void setup(struct q *x) { my_init(&x->lock, NULL); }
+"""
+
+
+def test_a_call_after_a_conditional_call_site_is_found_and_wrapped():
+    """The branches of a conditional call site each open a block: read with both, the braces of
+    the rest of the file did not balance, no function after it was found, and its helper calls
+    kept the helper's configuration (zstd's POOL_create_advanced, after POOL_thread's sections)."""
+    found = infer({"thr.h": THR_H, "q.c": ORIGINAL_C})
+    (call,) = found.calls
+    assert call.function == "setup"
+    call.helper.locks[0].init_ids = ["thr.h:m"]
+    site = LockSite("q.c:x->lock", "helper_call", call.file, call.line, call.function, "", "")
+    site.helper_calls = [lock_helpers.CallLock(call, call.helper.locks[0], "&x->lock")]
+    text, unwrapped = wrap_calls(TRANSFORMED_C, "q.c", [site])
+    assert unwrapped == []
+    assert 'RCL_LOCK_SITE(my_init(&x->lock, NULL), RCL_SITE("thr.h:m", RCLIFY_LOCK_q_c_x_lock))' in text
+    # the groups whose branches balance their braces are read whole (both branches' calls seen)
+    code = "#ifdef A\nf();\n#else\ng();\n#endif\n#ifdef B\nvoid h(void) {\n#else\nvoid h(int x) {\n#endif\n}\n"
+    assert one_branch_where_unbalanced(code).split("\n") == [
+        "#ifdef A", "f();", "#else", "g();", "#endif", "#ifdef B", "void h(void) {", " " * len("#else"), " " * len("void h(int x) {"), "#endif", "}", ""]
+
+
+def _flags():
+    return runtime_build.cflags(), runtime_build.libs()
+
+
+def _build(tree: Path, *defines: str) -> None:
+    cflags, libs = _flags()
+    proc = subprocess.run(["cc", "-O1", "-g", "-pthread", "-Wall", "-Werror", *defines, *cflags, "threads.c", "main.c",
+                           "-o", "prog", *libs], cwd=tree, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+
+
+def _run(tree: Path, **env) -> subprocess.CompletedProcess:
+    proc = subprocess.run([str(tree / "prog")], cwd=tree, capture_output=True, text=True, timeout=60,
+                          env=dict(os.environ, **env))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stdout == (CORPUS / "expected.txt").read_text()
+    return proc
+
+
+USE_IDS = {"main.c:stats_lock", "main.c:pool->mutex", "main.c:buckets[].lock", "main.c:log_lock"}
+
+
+@pytest.fixture(scope="module")
+def transformed(tmp_path_factory):
+    runtime_build.build_runtime()
+    tree = tmp_path_factory.mktemp("init-macros") / "tree"
+    shutil.copytree(CORPUS, tree)
+    proc = subprocess.run([sys.executable, "-m", "rclify", "transform", str(tree), "-q"], capture_output=True,
+                          text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return tree
+
+
+def _entries(tree: Path) -> dict[str, lock_config.LockEntry]:
+    return {e.lock_id: e for e in lock_config.read(tree / "lock_config.h")}
+
+
+def _set(tree: Path, lock_id: str, algorithm: str) -> None:
+    config = tree / "lock_config.h"
+    text, n = re.subn(rf'(RCL_LOCK_CONFIG\("{re.escape(lock_id)}", )RCL_ALG_\w+', rf"\1RCL_ALG_{algorithm.upper()}",
+                      config.read_text())
+    assert n == 1, lock_id
+    config.write_text(text)
+
+
+def test_each_use_of_an_init_macro_is_an_entry(transformed):
+    entries = _entries(transformed)
+    # the macros' (and the debug function's) own init sites stay, for uses without an entry
+    assert set(entries) == USE_IDS | {"threads.h:m", "threads.h:m#2", "threads.h:b->lock", "threads.c:m"}
+    assert "thr_mutex_init() call at main.c:63 in setup()" in entries["main.c:pool->mutex"].description
+    assert "set up by OBJECT_LOCK_INIT() at main.c:66" in entries["main.c:log_lock"].description
+    # two #define bodies initialising `m` in one header: each rewritten with its own entry
+    header = (transformed / "threads.h").read_text()
+    assert "pthread_mutex_init((m), (attr))" not in header
+    assert "rcl_mutex_init((m), (attr), RCL_CONFIG_REF(RCLIFY_LOCK_threads_h_m))" in header
+    assert "rcl_mutex_init(&(m), NULL, RCL_CONFIG_REF(RCLIFY_LOCK_threads_h_m_2))" in header
+    main = (transformed / "main.c").read_text()
+    assert 'RCL_LOCK_SITE(OBJECT_LOCK_INIT(log_lock), RCL_SITE("threads.h:m#2", RCLIFY_LOCK_main_c_log_lock))' in main
+    assert 'RCL_SITE("threads.c:m", RCLIFY_LOCK_main_c_pool_mutex), RCL_SITE("threads.h:m", ' \
+           'RCLIFY_LOCK_main_c_pool_mutex)' in main
+
+
+@pytest.mark.parametrize("defines", [(), ("-DTHREADS_DEBUG",)], ids=["macro", "debug-function"])
+def test_a_lock_config_edit_reaches_only_its_uses_lock(transformed, tmp_path, defines):
+    tree = tmp_path / "tree"
+    shutil.copytree(transformed, tree)
+    _set(tree, "main.c:pool->mutex", "rcl")  # 10000 sections; stats_lock (the other thr_mutex_init) as many
+    _set(tree, "main.c:log_lock", "rcl")  # 1000
+    _build(tree, *defines)
+    stats = _run(tree, RCLIFY_STATS="1").stderr
+    rows = dict(re.findall(r"^(main\.c:\S+)\s+\d+\s+(\d+)\s+\d+\s+\d+$", stats, re.M))
+    assert rows == {"main.c:pool->mutex": "10000", "main.c:log_lock": "1000"}, stats
+
+
+def test_runtime_and_preload_profiles_name_the_uses_and_assign_maps_them(transformed, tmp_path):
+    tree = tmp_path / "tree"
+    shutil.copytree(transformed, tree)
+    _build(tree)
+    out = tree / "profile.json"
+    _run(tree, RCLIFY_LOCKS="*=profile", RCLIFY_PROFILE_OUT=str(out))
+    assert {l["id"]: l["acquisitions"] for l in json.loads(out.read_text())["locks"]} == {
+        "main.c:stats_lock": 10000, "main.c:pool->mutex": 10000, "main.c:buckets[].lock": 10000,
+        "main.c:log_lock": 1000}
+
+    original = tmp_path / "original"
+    shutil.copytree(CORPUS, original)
+    subprocess.run(["cc", "-O1", "-g", "-pthread", "threads.c", "main.c", "-o", "prog"], cwd=original, check=True,
+                   timeout=120)
+    prof = profile.run([str(original / "prog")])
+    lines = (CORPUS / "main.c").read_text().splitlines()
+    line_of = lambda text: next(n for n, line in enumerate(lines, 1) if text in line)  # noqa: E731
+    assert {l["id"]: l.get("expression") for l in prof["locks"]} == {
+        f"main.c:{line_of('thr_mutex_init(&stats_lock')}": "&stats_lock",
+        f"main.c:{line_of('thr_mutex_init(&pool->mutex')}": "&pool->mutex",
+        f"main.c:{line_of('BUCKET_INIT(&buckets[k])')}": "&buckets[k].lock",
+        f"main.c:{line_of('OBJECT_LOCK_INIT(log_lock)')}": "&log_lock"}
+    matching = assign.match_ids(prof, list(_entries(transformed)))
+    assert not matching.unmatched and not matching.ambiguous
+    assert sorted(matching.to_config.values()) == sorted(USE_IDS)
