@@ -16,12 +16,13 @@ from pathlib import Path
 
 import pytest
 
-from rclify import lock_config, runtime_build
+from rclify import runtime_build
 from rclify.profiling import assign, profile
 from rclify.ctext.preprocessor import one_branch_where_unbalanced
 from rclify.transform import lock_helpers
 from rclify.transform.lock_helpers import infer, wrap_calls
 from rclify.transform.lock_table import LockSite
+from lock_config_edits import entries as config_entries, set_algorithm
 
 CORPUS = Path(__file__).resolve().parent.parent / "corpus" / "lock_init_macro"
 
@@ -185,20 +186,8 @@ def transformed(tmp_path_factory):
     return tree
 
 
-def _entries(tree: Path) -> dict[str, lock_config.LockEntry]:
-    return {e.lock_id: e for e in lock_config.read(tree / "lock_config.h")}
-
-
-def _set(tree: Path, lock_id: str, algorithm: str) -> None:
-    config = tree / "lock_config.h"
-    text, n = re.subn(rf'(RCL_LOCK_CONFIG\("{re.escape(lock_id)}", )RCL_ALG_\w+', rf"\1RCL_ALG_{algorithm.upper()}",
-                      config.read_text())
-    assert n == 1, lock_id
-    config.write_text(text)
-
-
 def test_each_use_of_an_init_macro_is_an_entry(transformed):
-    entries = _entries(transformed)
+    entries = config_entries(transformed)
     # the macros' (and the debug function's) own init sites stay, for uses without an entry
     assert set(entries) == USE_IDS | {"threads.h:m", "threads.h:m#2", "threads.h:b->lock", "threads.c:m"}
     assert "thr_mutex_init() call at main.c:63 in setup()" in entries["main.c:pool->mutex"].description
@@ -218,8 +207,8 @@ def test_each_use_of_an_init_macro_is_an_entry(transformed):
 def test_a_lock_config_edit_reaches_only_its_uses_lock(transformed, tmp_path, defines):
     tree = tmp_path / "tree"
     shutil.copytree(transformed, tree)
-    _set(tree, "main.c:pool->mutex", "rcl")  # 10000 sections; stats_lock (the other thr_mutex_init) as many
-    _set(tree, "main.c:log_lock", "rcl")  # 1000
+    set_algorithm(tree, "main.c:pool->mutex", "rcl")  # 10000 sections; stats_lock (the other thr_mutex_init) as many
+    set_algorithm(tree, "main.c:log_lock", "rcl")  # 1000
     _build(tree, *defines)
     stats = _run(tree, RCLIFY_STATS="1").stderr
     rows = dict(re.findall(r"^(main\.c:\S+)\s+\d+\s+(\d+)\s+\d+\s+\d+$", stats, re.M))
@@ -248,6 +237,6 @@ def test_runtime_and_preload_profiles_name_the_uses_and_assign_maps_them(transfo
         f"main.c:{line_of('thr_mutex_init(&pool->mutex')}": "&pool->mutex",
         f"main.c:{line_of('BUCKET_INIT(&buckets[k])')}": "&buckets[k].lock",
         f"main.c:{line_of('OBJECT_LOCK_INIT(log_lock)')}": "&log_lock"}
-    matching = assign.match_ids(prof, list(_entries(transformed)))
+    matching = assign.match_ids(prof, list(config_entries(transformed)))
     assert not matching.unmatched and not matching.ambiguous
     assert sorted(matching.to_config.values()) == sorted(USE_IDS)

@@ -17,11 +17,12 @@ from pathlib import Path
 
 import pytest
 
-from rclify import lock_config, runtime_build
+from rclify import runtime_build
 from rclify.profiling import assign, profile
 from rclify.transform import lock_helpers
 from rclify.transform.lock_helpers import infer, pointer_to, root, wrap_calls
 from rclify.transform.lock_table import LockSite
+from lock_config_edits import entries as config_entries, set_algorithm
 
 CORPUS = Path(__file__).resolve().parent.parent / "corpus" / "lock_helper_init_sites"
 
@@ -275,20 +276,8 @@ def transformed(tmp_path_factory):
     return tree
 
 
-def _entries(tree: Path) -> dict[str, lock_config.LockEntry]:
-    return {e.lock_id: e for e in lock_config.read(tree / "lock_config.h")}
-
-
-def _set(tree: Path, lock_id: str, algorithm: str) -> None:
-    config = tree / "lock_config.h"
-    text, n = re.subn(rf'(RCL_LOCK_CONFIG\("{re.escape(lock_id)}", )RCL_ALG_\w+', rf"\1RCL_ALG_{algorithm.upper()}",
-                      config.read_text())
-    assert n == 1, lock_id
-    config.write_text(text)
-
-
 def test_each_call_site_is_an_entry_of_lock_config(transformed):
-    entries = _entries(transformed)
+    entries = config_entries(transformed)
     # the helper's own init site stays, for calls without an entry of their own (none here)
     assert set(entries) == CALL_SITE_IDS | {"lockutil.c:m"}
     assert "new_lock() call at main.c:61 in setup()" in entries["main.c:hits->m"].description
@@ -304,14 +293,14 @@ def test_each_call_site_is_an_entry_of_lock_config(transformed):
 def test_a_lock_config_edit_reaches_only_its_call_sites_lock(transformed, tmp_path):
     tree = tmp_path / "tree"
     shutil.copytree(transformed, tree)
-    _set(tree, "main.c:hits->m", "rcl")  # 4000 sections; misses (the other new_lock call) has 8000
+    set_algorithm(tree, "main.c:hits->m", "rcl")  # 4000 sections; misses (the other new_lock call) has 8000
     _build(tree)
     stats = _run(tree, RCLIFY_STATS="1").stderr
     servers = [line.split() for line in stats.splitlines() if re.match(r"^\d+\s+-?\d+\s", line)]
     assert sum(int(row[4]) for row in servers) == 4000, stats  # column 'sections': hits' only
 
-    _set(tree, "main.c:hits->m", "posix")
-    _set(tree, "main.c:tbl->lock", "profile")  # one of my_mutex_init's three calls
+    set_algorithm(tree, "main.c:hits->m", "posix")
+    set_algorithm(tree, "main.c:tbl->lock", "profile")  # one of my_mutex_init's three calls
     _build(tree)
     out = tree / "profile.json"
     _run(tree, RCLIFY_PROFILE_OUT=str(out))
@@ -350,7 +339,7 @@ def test_preload_profile_names_the_calls_and_assign_maps_them(transformed, tmp_p
     assert {i: l.get("expression") for i, l in locks.items()} == expected
     assert locks[f"main.c:{line_of('hits = new_lock(0)')}"]["acquisitions"] == 4000
     assert "(pthread_mutex_init at " in locks[f"main.c:{line_of('my_mutex_init(&tbl->lock)')}"]["name"]
-    matching = assign.match_ids(prof, list(_entries(transformed)))
+    matching = assign.match_ids(prof, list(config_entries(transformed)))
     assert not matching.unmatched and not matching.ambiguous
     assert {locks[p]["expression"]: c for p, c in matching.to_config.items()} == {
         "&stats_lock": "main.c:stats_lock", "&queue.lock": "main.c:queue.lock", "&tbl->lock": "main.c:tbl->lock",
@@ -515,7 +504,7 @@ def macro_tree(tmp_path_factory):
 
 def test_each_use_of_a_helpers_macro_is_an_entry_wrapped_at_the_use(macro_tree, tmp_path):
     tree, original = macro_tree
-    entries = _entries(tree)
+    entries = config_entries(tree)
     assert {"main.c:a->mutex", "main.c:b->mutex"} <= set(entries)
     assert "new_lock() call (a macro for new_lock_()) at main.c:20 in main()" in entries["main.c:a->mutex"].description
     main = (tree / "main.c").read_text()
