@@ -70,6 +70,23 @@ def test_a_macro_whose_body_inits_its_parameter_is_a_helper_and_each_use_a_lock(
     assert all(h.macro for h in found.helpers.values())
 
 
+def test_a_macro_whose_body_is_the_truth_of_the_init_is_one_too():
+    """libmicrohttpd's mhd_locks.h, in src/microhttpd and again in src/lib: each use names both
+    headers' init sites (the one its file includes is compiled)."""
+    header = "#if defined(MHD_PTHREAD_MUTEX_)\n#define MHD_mutex_init_(pmutex) (! (pthread_mutex_init ((pmutex), NULL)))\n" \
+             "#elif defined(MHD_W32_MUTEX_)\n#define MHD_mutex_init_(pmutex) (InitializeCriticalSectionAndSpinCount ( \\\n" \
+             "    (pmutex),16))\n#else\n#define MHD_mutex_init_(ignore) (! 0)\n#endif\n"
+    use = "void start(struct daemon *d) { if (! MHD_mutex_init_ (&d->nnc_lock)) abort(); }\n"
+    calls, found = _calls({"src/microhttpd/mhd_locks.h": header, "src/lib/mhd_locks.h": header,
+                           "src/microhttpd/daemon.c": use})
+    assert calls == [(1, "MHD_mutex_init_() call", ["&d->nnc_lock"])]
+    assert found.helpers["MHD_mutex_init_"].locks[0].inits == [("src/lib/mhd_locks.h", 2),
+                                                               ("src/microhttpd/mhd_locks.h", 2)]
+    # a body doing more with the result is none
+    for body in ("pthread_mutex_init((m), NULL) + 1", "(x, pthread_mutex_init((m), NULL))", "f(pthread_mutex_init((m), 0))"):
+        assert infer({"h.h": f"#define INIT(m) {body}\n", "u.c": "void g(void) { INIT(&q); }\n"}).calls == []
+
+
 @pytest.mark.parametrize("other_branch", [
     "#define my_init(m, a) pthread_mutex_init(&(m)->inner, (a))",  # another pthread shape: which one?
     "#define my_init(m, a) tree_init((m))",  # a function of the tree: perhaps a helper of its own

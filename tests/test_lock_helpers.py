@@ -205,6 +205,31 @@ def test_static_helpers_of_the_same_name_in_two_files_are_told_apart():
     assert [(c.file, c.args) for c in found.calls] == [("a.c", ("&x",))]
 
 
+def test_a_function_returning_a_helpers_new_lock_is_a_helper():
+    """libmicrohttpd's MHD_create_response_from_buffer() ends in `return
+    MHD_create_response_from_data(..)`: the lock the inner allocator creates is its caller's
+    caller's, named where that calls the outer one."""
+    text = """
+struct lock *new_lock(int spins)
+{
+    struct lock *l = malloc(sizeof *l);
+    if (!l)
+        return NULL;
+    pthread_mutex_init(&l->m, NULL);
+    return l;
+}
+struct lock *new_default(void) { return new_lock(0); }
+struct lock *new_spinning(int n) { if (n < 0) return NULL; return (struct lock *) new_lock(n); }
+struct lock *new_or_global(int n) { if (n) return new_lock(n); return global; }
+void f(void) { a = new_default(); b = new_spinning(3); c = new_or_global(1); }
+"""
+    found = infer({"l.c": text})
+    assert sorted(found.helpers) == ["new_default", "new_lock", "new_spinning"]
+    outside = [(c.function, c.called, c.lock_expression(c.helper.locks[0])) for c in found.calls if not c.internal]
+    assert outside == [("new_or_global", "new_lock() call", "new_lock()->m"),  # it may return another lock
+                       ("f", "new_default() call", "&a->m"), ("f", "new_spinning() call", "&b->m")]
+
+
 def _site(call, lock_id, init_ids):
     call.helper.locks[0].init_ids = init_ids
     site = LockSite(lock_id, "helper_call", call.file, call.line, call.function, "", "")

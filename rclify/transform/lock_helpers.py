@@ -42,7 +42,8 @@ profiler at the use's line.
 
 A function-like macro of the tree whose whole body is one pthread_mutex_init of a parameter (zstd's
 `#define ZSTD_pthread_mutex_init(a, b) pthread_mutex_init((a), (b))`, `#define LOCK_INIT(l)
-pthread_mutex_init(&(l)->mu, NULL)`) is an *init macro* (init_macros()): a helper of its own whose
+pthread_mutex_init(&(l)->mu, NULL)`), or the truth of its result (libmicrohttpd's
+`#define MHD_mutex_init_(pmutex) (! (pthread_mutex_init ((pmutex), NULL)))`) is an *init macro* (init_macros()): a helper of its own whose
 init site is the one in its body; each use is a call of it, with an entry of its own, wrapped at
 the use like a function helper's call, and found by the preload profiler at the use's line (the
 init's frame line, there being no frame of the macro's).  Where a function of the same name is
@@ -555,6 +556,22 @@ def _returned_local(code: str, fn: Function, name: str) -> bool:
     return name in returns and all(r in (name, "NULL", "0", "(void*)0", "") for r in returns)
 
 
+def _returned_call(code: str, at: int, fn: Function, is_helper) -> bool:
+    """Is the call at offset `at` returned as it is (`return new_lock(0);`, `return (T *) f(..);`),
+    and does fn return nothing else than such calls of helpers, NULL and 0?"""
+    before = code[fn.body_start + 1 : at]
+    statement = re.split(r"[;{}]", before)[-1]
+    if not re.fullmatch(r"\s*return\s*(?:\(\s*(?:const\s+)?(?:struct\s+)?[A-Za-z_]\w*\s*\*\s*\)\s*)?", statement):
+        return False
+    body = code[fn.body_start : fn.body_end]
+    for r in re.findall(r"\breturn\b([^;]*);", body):
+        value = _strip(r)
+        called = re.match(r"([A-Za-z_]\w*)\(", value)
+        if value not in ("NULL", "0", "(void*)0", "") and not (called and is_helper(called.group(1))):
+            return False
+    return True
+
+
 def _helper_of(src: _Source, fn: Function, names: _Names, tree_macros: dict[str, str]) -> Helper | None:
     """fn read as a helper, given the helpers known so far; None when it is not one."""
     code = src.code
@@ -592,16 +609,18 @@ def _helper_of(src: _Source, fn: Function, names: _Names, tree_macros: dict[str,
             if helper_args is None:
                 return None
             call = HelperCall(src.file, 0, 0, fn.name, callee, helper_args, _target(code, at, fn), False)
-            created = [(call.lock_expression(lock), lock.inits) for lock in callee.locks]
+            returned = _returned_call(code, at, fn, lambda n: names.lookup(n, src.file) is not None)
+            created = [((-1, lock.path) if lock.param < 0 and returned else call.lock_expression(lock), lock.inits)
+                       for lock in callee.locks]
         for expr, inits in created:
-            found_root = root(expr)
-            if found_root is None:
+            if isinstance(expr, tuple):  # `return new_thing(..)`: what it returns, fn returns
+                param, path = expr
+            elif (found_root := root(expr)) is None:
                 return None
-            var, path = found_root
-            if var in fn.params:
-                param = fn.params.index(var)
-            elif _returned_local(code, fn, var):
-                param = -1
+            elif found_root[0] in fn.params:
+                param, path = fn.params.index(found_root[0]), found_root[1]
+            elif _returned_local(code, fn, found_root[0]):
+                param, path = -1, found_root[1]
             else:
                 return None
             lock = locks.setdefault((param, path), HelperLock(param, path))
@@ -662,12 +681,14 @@ def aliases(definitions: dict[str, list[tuple[str, int, tuple[str, ...], str]]],
 def init_macros(definitions: dict[str, list[tuple[str, int, tuple[str, ...], str]]],
                 texts: dict[str, str], functions_defined=frozenset()) -> dict[str, Helper]:
     """The init macros among the tree's function-like macros (see the module): a macro whose whole
-    body is `pthread_mutex_init(L, attr)` with L one of its parameters (`m`), its address (`&(m)`)
-    or a field under it (`&(p)->lock`), alike in every #if branch that defines it so; a branch
-    defining it otherwise (another platform's) calls no pthread function nor function of the tree."""
+    body is `pthread_mutex_init(L, attr)`, or its result negated or compared with 0
+    (libmicrohttpd's `(! (pthread_mutex_init ((pmutex), NULL)))`), with L one of its parameters
+    (`m`), its address (`&(m)`) or a field under it (`&(p)->lock`), alike in every #if branch
+    that defines it so; a branch defining it otherwise (another platform's, or one without
+    threads) calls no pthread function nor function of the tree."""
     out: dict[str, Helper] = {}
     for name, defs in definitions.items():
-        inits = [d for d in defs if (c := _single_call(d[3])) is not None and c[0] == INIT]
+        inits = [d for d in defs if _init_arguments(d[3]) is not None]
         if len({(params, re.sub(r"\s+", "", body)) for _, _, params, body in inits}) != 1:
             continue
         # the other definitions are another platform's (zstd's InitializeCriticalSection): they
@@ -676,19 +697,41 @@ def init_macros(definitions: dict[str, list[tuple[str, int, tuple[str, ...], str
                for d in defs if d not in inits for n, _, _ in _calls(d[3], 0, len(d[3]))):
             continue
         file, line, params, body = inits[0]
-        called = _single_call(body)
-        if len(called[1]) != 2 or any(p == "..." or not re.fullmatch(r"[A-Za-z_]\w*", p) for p in params):
+        args = _init_arguments(body)
+        if len(args) != 2 or any(p == "..." or not re.fullmatch(r"[A-Za-z_]\w*", p) for p in params):
             continue
-        lock = _strip(called[1][0])
+        lock = _strip(args[0])
         if lock.startswith("&") and _strip(lock[1:]) in params:
             param, path = params.index(_strip(lock[1:])), "&"
         elif (found := root(lock)) is not None and found[0] in params:
             param, path = params.index(found[0]), found[1]
         else:
             continue
-        at = (file, _init_line(texts.get(file, ""), line))
-        out[name] = Helper(name, file, line, params, False, [HelperLock(param, path, [at])], macro=True)
+        # every definition's init site: two headers may define it alike (libmicrohttpd's src/lib
+        # and src/microhttpd each have an mhd_locks.h), a use names the one its file includes
+        at = list(dict.fromkeys((f, _init_line(texts.get(f, ""), n)) for f, n, _, _ in inits))
+        out[name] = Helper(name, file, line, params, False, [HelperLock(param, path, at)], macro=True)
     return out
+
+
+# what an init macro's body may hold besides its one pthread_mutex_init call
+_INIT_RESULT_TOKENS = {"(", ")", "!", "==", "!=", "0", "NULL"}
+
+
+def _init_arguments(body: str) -> tuple[str, ...] | None:
+    """The arguments of the pthread_mutex_init call a macro body is, alone or with its result
+    negated or compared with 0 (its value is the init's result, or the truth of it); else None."""
+    calls = list(_calls(body, 0, len(body)))
+    if len(calls) != 1 or calls[0][0] != INIT:
+        return None
+    found = call_arguments(body, calls[0][2])
+    if found is None:
+        return None
+    rest = tokenize(body[: calls[0][1]] + " " + body[found[1] :])
+    if any(t.text not in _INIT_RESULT_TOKENS for t in rest) or sum(t.text in ("==", "!=") for t in rest) > 1 \
+            or not balanced("".join(t.text for t in rest)):
+        return None
+    return tuple(_strip_parens(a) for a in found[0] if a.strip())
 
 
 def _with_macro_inits(helper: Helper, macro: Helper | None) -> None:
