@@ -189,7 +189,7 @@ def _run(tree: Path, **env) -> subprocess.CompletedProcess:
     return proc
 
 
-USE_IDS = {"main.c:stats_lock", "main.c:pool->mutex", "main.c:buckets[].lock", "main.c:log_lock"}
+USE_IDS = {"main.c:stats_lock", "main.c:pool->mutex", "main.c:buckets[].lock", "main.c:log_lock", "main.c:done_lock"}
 
 
 @pytest.fixture(scope="module")
@@ -206,9 +206,9 @@ def transformed(tmp_path_factory):
 def test_each_use_of_an_init_macro_is_an_entry(transformed):
     entries = config_entries(transformed)
     # the macros' (and the debug function's) own init sites stay, for uses without an entry
-    assert set(entries) == USE_IDS | {"threads.h:m", "threads.h:m#2", "threads.h:b->lock", "threads.c:m"}
-    assert "thr_mutex_init() call at main.c:63 in setup()" in entries["main.c:pool->mutex"].description
-    assert "set up by OBJECT_LOCK_INIT() at main.c:66" in entries["main.c:log_lock"].description
+    assert set(entries) == USE_IDS | {"threads.h:m", "threads.h:m#2", "threads.h:m#3", "threads.h:b->lock", "threads.c:m"}
+    assert "thr_mutex_init() call at main.c:70 in setup()" in entries["main.c:pool->mutex"].description
+    assert "set up by OBJECT_LOCK_INIT() at main.c:73" in entries["main.c:log_lock"].description
     # two #define bodies initialising `m` in one header: each rewritten with its own entry
     header = (transformed / "threads.h").read_text()
     assert "pthread_mutex_init((m), (attr))" not in header
@@ -216,6 +216,8 @@ def test_each_use_of_an_init_macro_is_an_entry(transformed):
     assert "rcl_mutex_init(&(m), NULL, RCL_CONFIG_REF(RCLIFY_LOCK_threads_h_m_2))" in header
     main = (transformed / "main.c").read_text()
     assert 'RCL_LOCK_SITE(OBJECT_LOCK_INIT(log_lock), RCL_SITE("threads.h:m#2", RCLIFY_LOCK_main_c_log_lock))' in main
+    # a macro with no value (its init cast to void) is wrapped as a void helper
+    assert 'RCL_LOCK_SITE_VOID(QUIET_LOCK_INIT(&done_lock), RCL_SITE("threads.h:m#3", RCLIFY_LOCK_main_c_done_lock))' in main
     assert 'RCL_SITE("threads.c:m", RCLIFY_LOCK_main_c_pool_mutex), RCL_SITE("threads.h:m", ' \
            'RCLIFY_LOCK_main_c_pool_mutex)' in main
 
@@ -240,7 +242,7 @@ def test_runtime_and_preload_profiles_name_the_uses_and_assign_maps_them(transfo
     _run(tree, RCLIFY_LOCKS="*=profile", RCLIFY_PROFILE_OUT=str(out))
     assert {l["id"]: l["acquisitions"] for l in json.loads(out.read_text())["locks"]} == {
         "main.c:stats_lock": 10000, "main.c:pool->mutex": 10000, "main.c:buckets[].lock": 10000,
-        "main.c:log_lock": 1000}
+        "main.c:log_lock": 1000, "main.c:done_lock": 4}
 
     original = tmp_path / "original"
     shutil.copytree(CORPUS, original)
@@ -253,7 +255,8 @@ def test_runtime_and_preload_profiles_name_the_uses_and_assign_maps_them(transfo
         f"main.c:{line_of('thr_mutex_init(&stats_lock')}": "&stats_lock",
         f"main.c:{line_of('thr_mutex_init(&pool->mutex')}": "&pool->mutex",
         f"main.c:{line_of('BUCKET_INIT(&buckets[k])')}": "&buckets[k].lock",
-        f"main.c:{line_of('OBJECT_LOCK_INIT(log_lock)')}": "&log_lock"}
+        f"main.c:{line_of('OBJECT_LOCK_INIT(log_lock)')}": "&log_lock",
+        f"main.c:{line_of('QUIET_LOCK_INIT(&done_lock)')}": "&done_lock"}
     matching = assign.match_ids(prof, list(config_entries(transformed)))
     assert not matching.unmatched and not matching.ambiguous
     assert sorted(matching.to_config.values()) == sorted(USE_IDS)

@@ -1,6 +1,7 @@
-/* Seven locks created through three init macros: a zstd-style thr_mutex_init() (a macro in the
+/* Eight locks created through four init macros: a zstd-style thr_mutex_init() (a macro in the
  * release build, a function under THREADS_DEBUG) for a static lock and a heap struct's lock,
- * BUCKET_INIT() for an array of four buckets, OBJECT_LOCK_INIT() for a logging lock. */
+ * BUCKET_INIT() for an array of four buckets, OBJECT_LOCK_INIT() for a logging lock,
+ * QUIET_LOCK_INIT() (no value) for the lock counting finished workers. */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -28,6 +29,9 @@ static struct bucket buckets[BUCKETS];
 static pthread_mutex_t log_lock;
 static long log_lines;
 
+static pthread_mutex_t done_lock;
+static int done_workers;
+
 static void *worker(void *arg)
 {
     long id = (long)arg;
@@ -51,6 +55,9 @@ static void *worker(void *arg)
             pthread_mutex_unlock(&log_lock);
         }
     }
+    pthread_mutex_lock(&done_lock);
+    done_workers++;
+    pthread_mutex_unlock(&done_lock);
     return NULL;
 }
 
@@ -64,6 +71,7 @@ static int setup(void)
     for (int k = 0; k < BUCKETS; k++)
         err |= BUCKET_INIT(&buckets[k]);
     err |= OBJECT_LOCK_INIT(log_lock);
+    QUIET_LOCK_INIT(&done_lock);
     return err;
 }
 
@@ -86,8 +94,9 @@ int main(void)
     printf("taken=%ld\n", pool->taken);
     printf("buckets=%ld\n", counted);
     printf("log_lines=%ld\n", log_lines);
+    printf("done_workers=%d\n", done_workers);
     if (stats_ops != (long)THREADS * ROUNDS || pool->taken != (long)ROUNDS * THREADS * (THREADS + 1) / 2 ||
-        counted != (long)THREADS * ROUNDS || log_lines != (long)THREADS * (ROUNDS / 10)) {
+        counted != (long)THREADS * ROUNDS || log_lines != (long)THREADS * (ROUNDS / 10) || done_workers != THREADS) {
         fprintf(stderr, "wrong totals\n");
         return 1;
     }

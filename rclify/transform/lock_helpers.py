@@ -698,6 +698,7 @@ def init_macros(definitions: dict[str, list[tuple[str, int, tuple[str, ...], str
             continue
         file, line, params, body = inits[0]
         args = _init_arguments(body)
+        returns_void = _init_arguments(body, void=True) is None  # `(void) pthread_mutex_init(..)`
         if len(args) != 2 or any(p == "..." or not re.fullmatch(r"[A-Za-z_]\w*", p) for p in params):
             continue
         lock = _strip(args[0])
@@ -710,7 +711,7 @@ def init_macros(definitions: dict[str, list[tuple[str, int, tuple[str, ...], str
         # every definition's init site: two headers may define it alike (libmicrohttpd's src/lib
         # and src/microhttpd each have an mhd_locks.h), a use names the one its file includes
         at = list(dict.fromkeys((f, _init_line(texts.get(f, ""), n)) for f, n, _, _ in inits))
-        out[name] = Helper(name, file, line, params, False, [HelperLock(param, path, at)], macro=True)
+        out[name] = Helper(name, file, line, params, returns_void, [HelperLock(param, path, at)], macro=True)
     return out
 
 
@@ -718,9 +719,10 @@ def init_macros(definitions: dict[str, list[tuple[str, int, tuple[str, ...], str
 _INIT_RESULT_TOKENS = {"(", ")", "!", "==", "!=", "0", "NULL"}
 
 
-def _init_arguments(body: str) -> tuple[str, ...] | None:
-    """The arguments of the pthread_mutex_init call a macro body is, alone or with its result
-    negated or compared with 0 (its value is the init's result, or the truth of it); else None."""
+def _init_arguments(body: str, void: bool = False) -> tuple[str, ...] | None:
+    """The arguments of the pthread_mutex_init call a macro body is, alone, with its result
+    negated or compared with 0 (its value is the init's result, or the truth of it), or cast to
+    void; else None.  void=True: None for the cast to void too (a macro with no value)."""
     calls = list(_calls(body, 0, len(body)))
     if len(calls) != 1 or calls[0][0] != INIT:
         return None
@@ -728,6 +730,10 @@ def _init_arguments(body: str) -> tuple[str, ...] | None:
     if found is None:
         return None
     rest = tokenize(body[: calls[0][1]] + " " + body[found[1] :])
+    texts = [t.text for t in rest]
+    cast = [x for x in texts if x not in ("(", ")")] == ["void"] and balanced("".join(texts))
+    if cast and not void:
+        return tuple(_strip_parens(a) for a in found[0] if a.strip())
     if any(t.text not in _INIT_RESULT_TOKENS for t in rest) or sum(t.text in ("==", "!=") for t in rest) > 1 \
             or not balanced("".join(t.text for t in rest)):
         return None
