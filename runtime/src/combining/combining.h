@@ -192,42 +192,7 @@ int rcl_comb_execute_trylock(rcl_mutex_t *m, const struct rcl_comb_ops *ops, rcl
 int rcl_comb_release_for_wait(rcl_mutex_t *m, const struct rcl_comb_ops *ops);
 int rcl_comb_reacquire_after_wait(rcl_mutex_t *m, const struct rcl_comb_ops *ops);
 
-#define RCL_DEFINE_COMBINING_ALGORITHM(name, cops)                                            \
-    static int name##_ops_init(rcl_mutex_t *m) { return rcl_comb_init(m, &(cops)); }          \
-    static int name##_ops_destroy(rcl_mutex_t *m) { return rcl_comb_destroy(m, &(cops)); }    \
-    static int name##_ops_lock(rcl_mutex_t *m) { return rcl_comb_lock(m, &(cops)); }          \
-    static int name##_ops_trylock(rcl_mutex_t *m) { return rcl_comb_trylock(m, &(cops)); }    \
-    static int name##_ops_unlock(rcl_mutex_t *m) { return rcl_comb_unlock(m, &(cops)); }      \
-    static int name##_ops_clocklock(rcl_mutex_t *m, clockid_t k, const struct timespec *t)    \
-    {                                                                                         \
-        return rcl_comb_clocklock(m, &(cops), k, t);                                          \
-    }                                                                                         \
-    static int name##_ops_execute(rcl_mutex_t *m, rcl_cs_fn fn, void *ctx, size_t size)       \
-    {                                                                                         \
-        (void)size; /* the section runs on the caller's context in place */                  \
-        return rcl_comb_execute(m, &(cops), fn, ctx);                                         \
-    }                                                                                         \
-    static int name##_ops_execute_trylock(rcl_mutex_t *m, rcl_cs_fn fn, void *ctx)            \
-    {                                                                                         \
-        return rcl_comb_execute_trylock(m, &(cops), fn, ctx);                                 \
-    }                                                                                         \
-    static int name##_ops_release(rcl_mutex_t *m) { return rcl_comb_release_for_wait(m, &(cops)); } \
-    static int name##_ops_reacquire(rcl_mutex_t *m) { return rcl_comb_reacquire_after_wait(m, &(cops)); } \
-    const struct rcl_lock_ops rcl_ops_##name = {                                              \
-        .init = name##_ops_init,                                                              \
-        .destroy = name##_ops_destroy,                                                        \
-        .lock = name##_ops_lock,                                                              \
-        .trylock = name##_ops_trylock,                                                        \
-        .unlock = name##_ops_unlock,                                                          \
-        .clocklock = name##_ops_clocklock,                                                    \
-        .execute = name##_ops_execute,                                                        \
-        .execute_trylock = name##_ops_execute_trylock,                                        \
-        .release_for_wait = name##_ops_release,                                               \
-        .reacquire_after_wait = name##_ops_reacquire,                                         \
-        .print_stats = NULL,                                                                  \
-        .policies = RCL_POLICIES_ALL,                                                         \
-        .combines = 1,                                                                        \
-    }
+#define RCL_DEFINE_COMBINING_ALGORITHM(name, ops) RCL_DEFINE_FAMILY_ALGORITHM(name, comb, ops, 1)
 
 /*
  * The CC-Synch request queue, shared by ccsynch (one per lock) and hsynch (one per cluster).

@@ -60,4 +60,52 @@ struct rcl_lock_ops {
 
 extern const struct rcl_lock_ops *const rcl_algorithms[RCL_ALG_COUNT];
 
+/*
+ * The rcl_lock_ops of an algorithm built on one of the families that implement the interface
+ * once for all their members: `raw` locks (core/raw_lock.h: queue, spin and cohort locks) and
+ * `comb` locks (combining/combining.h).  A family provides rcl_<family>_init, _destroy, _lock,
+ * _trylock, _unlock, _clocklock, _execute, _execute_trylock, _release_for_wait and
+ * _reacquire_after_wait, each taking the lock and the member's family ops (fops); this defines
+ * `const struct rcl_lock_ops rcl_ops_<name>` calling them.  combines: see rcl_lock_ops.combines.
+ */
+#define RCL_DEFINE_FAMILY_ALGORITHM(name, family, fops, combines_)                                  \
+    static int name##_ops_init(rcl_mutex_t *m) { return rcl_##family##_init(m, &(fops)); }          \
+    static int name##_ops_destroy(rcl_mutex_t *m) { return rcl_##family##_destroy(m, &(fops)); }    \
+    static int name##_ops_lock(rcl_mutex_t *m) { return rcl_##family##_lock(m, &(fops)); }          \
+    static int name##_ops_trylock(rcl_mutex_t *m) { return rcl_##family##_trylock(m, &(fops)); }    \
+    static int name##_ops_unlock(rcl_mutex_t *m) { return rcl_##family##_unlock(m, &(fops)); }      \
+    static int name##_ops_clocklock(rcl_mutex_t *m, clockid_t c, const struct timespec *t)           \
+    {                                                                                                \
+        return rcl_##family##_clocklock(m, &(fops), c, t);                                           \
+    }                                                                                                \
+    static int name##_ops_execute(rcl_mutex_t *m, rcl_cs_fn fn, void *ctx, size_t size)              \
+    {                                                                                                \
+        (void)size; /* the section runs on its caller's context, in place */                        \
+        return rcl_##family##_execute(m, &(fops), fn, ctx);                                          \
+    }                                                                                                \
+    static int name##_ops_execute_trylock(rcl_mutex_t *m, rcl_cs_fn fn, void *ctx)                   \
+    {                                                                                                \
+        return rcl_##family##_execute_trylock(m, &(fops), fn, ctx);                                  \
+    }                                                                                                \
+    static int name##_ops_release(rcl_mutex_t *m) { return rcl_##family##_release_for_wait(m, &(fops)); } \
+    static int name##_ops_reacquire(rcl_mutex_t *m)                                                  \
+    {                                                                                                \
+        return rcl_##family##_reacquire_after_wait(m, &(fops));                                      \
+    }                                                                                                \
+    const struct rcl_lock_ops rcl_ops_##name = {                                                     \
+        .init = name##_ops_init,                                                                     \
+        .destroy = name##_ops_destroy,                                                               \
+        .lock = name##_ops_lock,                                                                     \
+        .trylock = name##_ops_trylock,                                                               \
+        .unlock = name##_ops_unlock,                                                                 \
+        .clocklock = name##_ops_clocklock,                                                           \
+        .execute = name##_ops_execute,                                                               \
+        .execute_trylock = name##_ops_execute_trylock,                                               \
+        .release_for_wait = name##_ops_release,                                                      \
+        .reacquire_after_wait = name##_ops_reacquire,                                                \
+        .print_stats = NULL,                                                                         \
+        .policies = RCL_POLICIES_ALL,                                                                \
+        .combines = (combines_),                                                                     \
+    }
+
 #endif

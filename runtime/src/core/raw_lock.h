@@ -48,41 +48,6 @@ int rcl_raw_execute_trylock(rcl_mutex_t *m, const struct rcl_raw_lock_ops *raw, 
 int rcl_raw_release_for_wait(rcl_mutex_t *m, const struct rcl_raw_lock_ops *raw);
 int rcl_raw_reacquire_after_wait(rcl_mutex_t *m, const struct rcl_raw_lock_ops *raw);
 
-#define RCL_DEFINE_RAW_ALGORITHM(name, raw)                                                   \
-    static int name##_ops_init(rcl_mutex_t *m) { return rcl_raw_init(m, &(raw)); }           \
-    static int name##_ops_destroy(rcl_mutex_t *m) { return rcl_raw_destroy(m, &(raw)); }     \
-    static int name##_ops_lock(rcl_mutex_t *m) { return rcl_raw_lock(m, &(raw)); }           \
-    static int name##_ops_trylock(rcl_mutex_t *m) { return rcl_raw_trylock(m, &(raw)); }     \
-    static int name##_ops_unlock(rcl_mutex_t *m) { return rcl_raw_unlock(m, &(raw)); }       \
-    static int name##_ops_clocklock(rcl_mutex_t *m, clockid_t c, const struct timespec *t)    \
-    {                                                                                         \
-        return rcl_raw_clocklock(m, &(raw), c, t);                                            \
-    }                                                                                         \
-    static int name##_ops_execute(rcl_mutex_t *m, rcl_cs_fn fn, void *ctx, size_t size)       \
-    {                                                                                         \
-        (void)size;                                                                           \
-        return rcl_raw_execute(m, &(raw), fn, ctx);                                           \
-    }                                                                                         \
-    static int name##_ops_execute_trylock(rcl_mutex_t *m, rcl_cs_fn fn, void *ctx)            \
-    {                                                                                         \
-        return rcl_raw_execute_trylock(m, &(raw), fn, ctx);                                   \
-    }                                                                                         \
-    static int name##_ops_release(rcl_mutex_t *m) { return rcl_raw_release_for_wait(m, &(raw)); } \
-    static int name##_ops_reacquire(rcl_mutex_t *m) { return rcl_raw_reacquire_after_wait(m, &(raw)); } \
-    const struct rcl_lock_ops rcl_ops_##name = {                                              \
-        .init = name##_ops_init,                                                              \
-        .destroy = name##_ops_destroy,                                                        \
-        .lock = name##_ops_lock,                                                              \
-        .trylock = name##_ops_trylock,                                                        \
-        .unlock = name##_ops_unlock,                                                          \
-        .clocklock = name##_ops_clocklock,                                                    \
-        .execute = name##_ops_execute,                                                        \
-        .execute_trylock = name##_ops_execute_trylock,                                        \
-        .release_for_wait = name##_ops_release,                                               \
-        .reacquire_after_wait = name##_ops_reacquire,                                         \
-        .print_stats = NULL,                                                                  \
-        .policies = RCL_POLICIES_ALL,                                                         \
-        .combines = 0,                                                                        \
-    }
+#define RCL_DEFINE_RAW_ALGORITHM(name, ops) RCL_DEFINE_FAMILY_ALGORITHM(name, raw, ops, 0)
 
 #endif
