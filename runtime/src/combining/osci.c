@@ -43,6 +43,7 @@
 #include <stdlib.h>
 
 #include "combining/combining.h"
+#include "core/node_pool.h"
 
 enum { DOOR_CLOSED = 0, DOOR_OPEN = 1, DOOR_LOCKED = 2 };
 
@@ -64,66 +65,12 @@ struct osci {
 
 /* ---- batches: per-thread pools, type-stable ---- */
 
-#define BATCHES_PER_REFILL 8
+RCL_NODE_POOL(batches, struct osci_batch, pool_next);
 
-static __thread struct osci_batch *pool;
-static __thread int pool_registered;
-static pthread_mutex_t orphans_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct osci_batch *orphans; /* pools of exited threads */
-static pthread_key_t exit_key;
-static pthread_once_t exit_key_once = PTHREAD_ONCE_INIT;
-
-static void on_thread_exit(void *unused)
-{
-    struct osci_batch *list = pool, *last = list;
-    pool = NULL;
-    if (!list)
-        return;
-    while (last->pool_next)
-        last = last->pool_next;
-    pthread_mutex_lock(&orphans_lock);
-    last->pool_next = orphans;
-    orphans = list;
-    pthread_mutex_unlock(&orphans_lock);
-}
-
-static void make_exit_key(void)
-{
-    if (pthread_key_create(&exit_key, on_thread_exit) != 0)
-        rcl_fatal("cannot create the thread-exit key of osci's batch pools");
-}
-
+/* A batch from the thread's pool, with no requests; its door is closed (new ones are zeroed). */
 static struct osci_batch *batch_get(void)
 {
-    if (__builtin_expect(pool == NULL, 0)) {
-        if (!pool_registered) {
-            pthread_once(&exit_key_once, make_exit_key);
-            pthread_setspecific(exit_key, (void *)1); /* non-NULL: the destructor runs */
-            pool_registered = 1;
-        }
-        pthread_mutex_lock(&orphans_lock);
-        for (int i = 0; i < BATCHES_PER_REFILL && orphans; i++) {
-            struct osci_batch *b = orphans;
-            orphans = b->pool_next;
-            b->pool_next = pool;
-            pool = b;
-        }
-        pthread_mutex_unlock(&orphans_lock);
-        if (!pool) {
-            struct osci_batch *block = aligned_alloc(RCL_CACHE_LINE, BATCHES_PER_REFILL * sizeof *block);
-            if (!block)
-                rcl_fatal("out of memory for osci batches");
-            for (int i = 0; i < BATCHES_PER_REFILL; i++) {
-                block[i].next = NULL;
-                block[i].door = DOOR_CLOSED;
-                block[i].reqs = NULL;
-                block[i].pool_next = pool;
-                pool = &block[i];
-            }
-        }
-    }
-    struct osci_batch *b = pool;
-    pool = b->pool_next;
+    struct osci_batch *b = rcl_node_pool_get(&batches_local);
     st_relaxed(&b->next, NULL);
     b->reqs = NULL;
     return b;
@@ -133,8 +80,7 @@ static struct osci_batch *batch_get(void)
  * it fails. */
 static void batch_put(struct osci_batch *b)
 {
-    b->pool_next = pool;
-    pool = b;
+    rcl_node_pool_put(&batches_local, b);
 }
 
 /* ---- the lock ---- */
