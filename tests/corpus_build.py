@@ -24,3 +24,14 @@ def build(tree: Path, cflags: list[str], libs: list[str]) -> subprocess.Complete
     objects = [f"{name}.o" for name in c_files + cxx_files]
     return subprocess.run(["c++", "-pthread", *objects, "-o", "prog", *libs],
                           cwd=tree, capture_output=True, text=True, timeout=120)
+
+
+def run_expected(tree: Path, expected: Path, **env: str) -> subprocess.CompletedProcess:
+    """Runs the tree's prog with env added; asserts it exits 0 and prints what expected holds."""
+    import os
+
+    proc = subprocess.run([str(tree / "prog")], cwd=tree, capture_output=True, text=True, timeout=60,
+                          env=dict(os.environ, **env))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stdout == expected.read_text()
+    return proc

@@ -22,6 +22,7 @@ from rclify.ctext.preprocessor import one_branch_where_unbalanced
 from rclify.transform import lock_helpers
 from rclify.transform.lock_helpers import infer, wrap_calls
 from rclify.transform.lock_table import LockSite
+from corpus_build import build, run_expected
 from lock_config_edits import entries as config_entries, set_algorithm
 
 CORPUS = Path(__file__).resolve().parent.parent / "corpus" / "lock_init_macro"
@@ -170,23 +171,13 @@ def test_a_call_after_a_conditional_call_site_is_found_and_wrapped():
         "#ifdef A", "f();", "#else", "g();", "#endif", "#ifdef B", "void h(void) {", " " * len("#else"), " " * len("void h(int x) {"), "#endif", "}", ""]
 
 
-def _flags():
-    return runtime_build.cflags(), runtime_build.libs()
-
-
 def _build(tree: Path, *defines: str) -> None:
-    cflags, libs = _flags()
-    proc = subprocess.run(["cc", "-O1", "-g", "-pthread", "-Wall", "-Werror", *defines, *cflags, "threads.c", "main.c",
-                           "-o", "prog", *libs], cwd=tree, capture_output=True, text=True, timeout=120)
+    proc = build(tree, ["-Werror", *defines, *runtime_build.cflags()], runtime_build.libs())
     assert proc.returncode == 0, proc.stderr[-3000:]
 
 
 def _run(tree: Path, **env) -> subprocess.CompletedProcess:
-    proc = subprocess.run([str(tree / "prog")], cwd=tree, capture_output=True, text=True, timeout=60,
-                          env=dict(os.environ, **env))
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    assert proc.stdout == (CORPUS / "expected.txt").read_text()
-    return proc
+    return run_expected(tree, CORPUS / "expected.txt", **env)
 
 
 USE_IDS = {"main.c:stats_lock", "main.c:pool->mutex", "main.c:buckets[].lock", "main.c:log_lock", "main.c:done_lock"}

@@ -22,6 +22,7 @@ from rclify.profiling import assign, profile
 from rclify.transform import lock_helpers
 from rclify.transform.lock_helpers import infer, pointer_to, root, wrap_calls
 from rclify.transform.lock_table import LockSite
+from corpus_build import build, run_expected
 from lock_config_edits import entries as config_entries, set_algorithm
 
 CORPUS = Path(__file__).resolve().parent.parent / "corpus" / "lock_helper_init_sites"
@@ -275,19 +276,14 @@ def _flags():
     return runtime_build.cflags(), runtime_build.libs()
 
 
-def _build(tree: Path, out: str = "prog") -> None:
+def _build(tree: Path) -> None:
     cflags, libs = _flags()
-    proc = subprocess.run(["cc", "-O1", "-g", "-pthread", "-Wall", "-Werror", *cflags, "lockutil.c", "main.c",
-                           "-o", out, *libs], cwd=tree, capture_output=True, text=True, timeout=120)
+    proc = build(tree, ["-Werror", *cflags], libs)
     assert proc.returncode == 0, proc.stderr[-3000:]
 
 
 def _run(tree: Path, **env) -> subprocess.CompletedProcess:
-    proc = subprocess.run([str(tree / "prog")], cwd=tree, capture_output=True, text=True, timeout=60,
-                          env=dict(os.environ, **env))
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    assert proc.stdout == (CORPUS / "expected.txt").read_text()
-    return proc
+    return run_expected(tree, CORPUS / "expected.txt", **env)
 
 
 @pytest.fixture(scope="module")
