@@ -8,21 +8,19 @@
  * cluster ever waits for it (the holder of that cluster's local lock), so its lack of fairness is
  * bounded by the clusters' hand-off limit rather than by the thread count.
  *
- * Local MCS locks: a tail pointer; each waiter appends a queue node (core/qnode.h, from its own
- * pool: the lock holds pointers only) and waits on the node's flag, which its predecessor grants
- * (core/wait.h: spin, yield or park on the flag).  Cohort detection: the holder is not alone when
+ * Local MCS locks: core/mcs_queue.h; each waiter appends a queue node (core/qnode.h, from its
+ * own pool: the lock holds pointers only) and waits on the node's flag, which its predecessor
+ * grants (core/wait.h: spin, yield or park on the flag).  Cohort detection: the holder is not alone when
  * its node has a successor, or the tail is no longer its node (a successor has swapped itself in
  * and is about to link; the release waits for the link).
  */
 #include "cohort/cohort.h"
 #include "core/backoff_lock.h"
-#include "core/qnode.h"
-#include "core/wait.h"
+#include "core/mcs_queue.h"
 
 struct mcs_local {
     struct cohort_local cohort; /* first: cohort.h's view of it */
-    struct rcl_qnode *tail;     /* last node queued; NULL: free */
-    struct rcl_qnode *holder;   /* the holder's node, for its release; written by the holder */
+    struct rcl_mcs_queue queue;
 } RCL_ALIGNED;
 
 struct cbomcs {
@@ -32,67 +30,36 @@ struct cbomcs {
 
 /* ---- local MCS locks ---- */
 
+static struct rcl_mcs_queue *queue_of(struct cohort_local *cl)
+{
+    return &((struct mcs_local *)cl)->queue;
+}
+
 static void local_acquire(struct cohort_local *cl, int policy)
 {
-    struct mcs_local *l = (struct mcs_local *)cl;
-    struct rcl_qnode *me = rcl_qnode_get(); /* next NULL, flag RCL_FLAG_WAITING */
-    /* acq_rel: acquire what a releaser that emptied the queue wrote (its CAS releases); release
-     * my node's initialisation to the successor that will find it as its predecessor. */
-    struct rcl_qnode *pred = xchg_acq_rel(&l->tail, me);
-    if (pred) {
-        st_release(&pred->next, me);
-        rcl_flag_wait(&me->flag, policy); /* acquire: the predecessor's writes */
-    }
-    l->holder = me;
+    rcl_mcs_acquire(queue_of(cl), policy);
 }
 
 static int local_try(struct cohort_local *cl)
 {
-    struct mcs_local *l = (struct mcs_local *)cl;
-    if (ld_relaxed(&l->tail) != NULL)
-        return 0;
-    struct rcl_qnode *me = rcl_qnode_get();
-    struct rcl_qnode *expected = NULL;
-    if (!cas_acq_rel(&l->tail, &expected, me)) {
-        rcl_qnode_put(me);
-        return 0;
-    }
-    l->holder = me;
-    return 1;
+    return rcl_mcs_try(queue_of(cl));
 }
 
+/* Cohort detection: not alone when the node has a successor, or the tail is no longer the
+ * holder's node (a successor has swapped itself in and is about to link). */
 static int local_alone(struct cohort_local *cl)
 {
-    struct mcs_local *l = (struct mcs_local *)cl;
-    struct rcl_qnode *me = l->holder;
-    return ld_relaxed(&me->next) == NULL && ld_relaxed(&l->tail) == me;
+    return rcl_mcs_alone(queue_of(cl));
 }
 
 static void local_release(struct cohort_local *cl, int policy)
 {
-    struct mcs_local *l = (struct mcs_local *)cl;
-    struct rcl_qnode *me = l->holder;
-    struct rcl_qnode *succ = ld_acquire(&me->next);
-    if (!succ) {
-        /* No successor linked: empty the queue if the tail is still my node (release: the next
-         * thread to swap the tail in sees my writes)... */
-        struct rcl_qnode *expected = me;
-        if (cas_acq_rel(&l->tail, &expected, NULL)) {
-            rcl_qnode_put(me);
-            return;
-        }
-        /* ...else one has swapped itself in and is linking: wait for the link (a few
-         * instructions away, unless it was preempted there). */
-        for (unsigned spins = 0; (succ = ld_acquire(&me->next)) == NULL;)
-            rcl_wait_step(&spins, policy);
-    }
-    rcl_flag_grant(&succ->flag); /* release: my section and the cohort fields to the successor */
-    rcl_qnode_put(me);
+    rcl_mcs_release(queue_of(cl), policy);
 }
 
 static int local_is_held(struct cohort_local *cl)
 {
-    return ld_acquire(&((struct mcs_local *)cl)->tail) != NULL;
+    return rcl_mcs_is_held(queue_of(cl));
 }
 
 /* ---- global BO lock (core/backoff_lock.h; a short spin: one waiter per cluster at most) ---- */
