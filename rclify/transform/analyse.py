@@ -141,6 +141,7 @@ def _may_lock(parsed: ParsedFile, fn: ci.Cursor, names: set[bytes]) -> bool:
 
 
 def regions_of(parsed: ParsedFile, vocab: Vocabulary) -> list[FunctionRegions]:
+    vocab = vocab.for_file(parsed)
     names = {n.encode() for n in vocab.names()}
     out = []
     for fn in parsed.tu.cursor.get_children():

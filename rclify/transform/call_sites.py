@@ -59,6 +59,7 @@ class CallSite:
 
 def analysed_sites(parsed: ParsedFile, rel: str, vocab: Vocabulary) -> list[CallSite]:
     """The lock/unlock/trylock calls in the functions of one analysed file (or header view)."""
+    vocab = vocab.for_file(parsed)
     names = set(PTHREAD_OPS) | {w for w, wrapper in vocab.wrappers.items() if wrapper.kind in KINDS}
     needles = [n.encode() for n in (names | set(vocab.macros))]
     sites = []

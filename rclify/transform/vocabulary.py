@@ -63,6 +63,7 @@ class Macro:
     # the #if lines its definition sits under (zstd's ZSTD_pthread_mutex_lock(a) is
     # pthread_mutex_lock((a)) under `#if DEBUGLEVEL < 1`, pthread_mutex_lock(*(a)) else)
     conditions: tuple[str, ...] = ()
+    site: tuple[str, int] = ("", -1)  # (file, offset) of its #define, when read with libclang
 
 
 @dataclass(frozen=True)
@@ -123,12 +124,39 @@ class Vocabulary:
     wrappers: dict[str, Wrapper] = field(default_factory=dict)
     # the tree's other #defines, kept until what they name is known (a macro over a wrapper:
     # `#define take(l) take_(l, __FILE__, __LINE__)`): name -> its definitions (a name may be
-    # defined differently for different files), each (params, body, identifiers)
-    pending: dict[str, list[tuple[tuple[str, ...], str, frozenset[str], tuple[str, ...]]]] = field(default_factory=dict)
+    # defined differently for different files), each (params, body, identifiers, #if lines, site:
+    # (file, offset) when read with libclang)
+    pending: dict[str, list[tuple[tuple[str, ...], str, frozenset[str], tuple[str, ...], tuple[str, int] | None]]] = \
+        field(default_factory=dict)
     read: set[tuple[str, int]] = field(default_factory=set)  # #define directives read: (file, offset)
     # static wrappers defined again, under the same name, in another file (libmicrohttpd's
     # MHD_ip_count_lock in src/lib/ and src/microhttpd/): (file, name) -> that file's own
     static_twins: dict[tuple[str, str], "Wrapper"] = field(default_factory=dict)
+    # a lock macro's every #define read, by site, with the identifiers its body names: memcached's
+    # extstore.c and proxy.h each define STAT_L(x), over different mutexes
+    definitions: dict[str, dict[tuple[str, int], tuple[Macro, frozenset[str]]]] = field(default_factory=dict)
+
+    def for_file(self, parsed: ParsedFile) -> "Vocabulary":
+        """The vocabulary as the file's translation unit sees it: of a lock macro defined
+        differently in several files, the definition libclang saw for this file (the last one
+        before its end, as the preprocessor does)."""
+        several = {name: defs for name, defs in self.definitions.items() if len(defs) > 1}
+        if not several:
+            return self
+        seen: dict[str, tuple[str, int]] = {}
+        for cursor in parsed.tu.cursor.get_children():
+            if cursor.kind == K.MACRO_DEFINITION and cursor.spelling in several and cursor.location.file is not None:
+                seen[cursor.spelling] = (cursor.location.file.name, cursor.extent.start.offset)
+        macros, names = dict(self.macros), self.names()
+        for name, site in seen.items():
+            if site not in several[name]:
+                continue
+            macro, idents = several[name][site]
+            if idents & names:
+                macros[name] = macro
+            else:  # this file's definition is no lock operation
+                macros.pop(name, None)
+        return replace(self, macros=macros) if macros != self.macros else self
 
     def names(self) -> set[str]:
         return set(PTHREAD_OPS) | set(self.macros) | set(self.wrappers)
@@ -139,7 +167,7 @@ class Vocabulary:
         if name in self.macros:
             return False
         self.pending.setdefault(name, []).append(
-            (params, body, frozenset(t.text for t in tokenize(body) if t.kind == "ident"), conditions))
+            (params, body, frozenset(t.text for t in tokenize(body) if t.kind == "ident"), conditions, None))
         return self.resolve() and name in self.macros
 
     def resolve(self) -> bool:
@@ -150,12 +178,31 @@ class Vocabulary:
             changed = False
             names = self.names()
             for name, definitions in list(self.pending.items()):
-                params, body, _, conditions = next((d for d in definitions if d[2] & names), (None, None, None, ()))
+                params, body, _, conditions, site = next((d for d in definitions if d[2] & names),
+                                                         (None, None, None, (), None))
                 if body is not None:  # the first definition read that locks
-                    self.macros[name] = Macro(name, params, body, conditions)
+                    self.macros[name] = Macro(name, params, body, conditions, site or ("", -1))
                     del self.pending[name]
+                    for d in definitions:
+                        self._record(name, d)
                     changed = found = True
         return found
+
+    def _record(self, name: str, definition: tuple) -> None:
+        """Keeps one #define of a lock macro's name by its site (see for_file)."""
+        params, body, idents, conditions, site = definition
+        if site is not None:
+            self.definitions.setdefault(name, {})[site] = (Macro(name, params, body, conditions, site), idents)
+
+    def add_definition(self, name: str, params: tuple[str, ...], body: str, conditions: tuple[str, ...],
+                       site: tuple[str, int] | None) -> None:
+        """A #define read with libclang: pending until it (or another of its name) is a lock
+        macro; one of a lock macro's name read later is kept as another definition of it."""
+        definition = (params, body, frozenset(t.text for t in tokenize(body) if t.kind == "ident"), conditions, site)
+        if name in self.macros:
+            self._record(name, definition)
+        else:
+            self.pending.setdefault(name, []).append(definition)
 
 
 # -- reading a statement as one lock operation ------------------------------------------------
@@ -775,8 +822,8 @@ def add_macros(parsed: ParsedFile, root: Path, vocab: Vocabulary) -> None:
         if name not in in_tree:
             in_tree[name] = Path(name).resolve().is_relative_to(root)
         where = (name, cursor.extent.start.offset)
-        if not in_tree[name] or cursor.spelling in vocab.macros or where in vocab.read:
-            continue  # a system macro, a lock macro already, or read through another file
+        if not in_tree[name] or where in vocab.read:
+            continue  # a system macro, or read through another file
         vocab.read.add(where)
         definition = macro_definition(cursor)
         if definition:
@@ -787,8 +834,7 @@ def add_macros(parsed: ParsedFile, root: Path, vocab: Vocabulary) -> None:
                 except OSError:
                     texts[name] = b""
             conditions = tuple(guards_at(texts[name], cursor.extent.start.offset))
-            vocab.pending.setdefault(macro, []).append(
-                (params, body, frozenset(t.text for t in tokenize(body) if t.kind == "ident"), conditions))
+            vocab.add_definition(macro, params, body, conditions, where)
     vocab.resolve()
 
 
