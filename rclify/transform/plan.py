@@ -293,7 +293,13 @@ def _capture(parsed: ParsedFile, region: Region, name: str, cursor: ci.Cursor, b
     spelling = _without_top_const(typ) if hoisted else typ.spelling  # declared so by Hoist.of
     if "(anonymous" in spelling or "(unnamed" in spelling:
         raise Refusal(Reason.LOCAL_TYPE)
-    by_value = (typ.get_canonical().kind in _SCALARS and _only_read(name, body) and not written_elsewhere
+    kind = typ.get_canonical().kind
+    # a parameter declared as an array (`int v[4]`, ag's `va_list args`) is a pointer to its first
+    # element: `&args` is `__va_list_tag **`, not `va_list *`
+    decayed = cursor.kind == K.PARM_DECL and kind in (T.CONSTANTARRAY, T.INCOMPLETEARRAY)
+    if decayed:
+        kind = T.POINTER
+    by_value = (kind in _SCALARS and _only_read(name, body) and not written_elsewhere
                 and not _in_macro_argument(parsed, name, region))
     # blocks opened before the function also enclose the context struct placed before it
     declared_at, fn_start = cursor.extent.start.offset, region.function.extent.start.offset
@@ -301,6 +307,11 @@ def _capture(parsed: ParsedFile, region: Region, name: str, cursor: ci.Cursor, b
     if guards and _declared_in_another_branch(parsed, name, declared_at, fn_start):
         raise Refusal(Reason.CONDITIONAL_DECLARATION)
     guards = [g for g in guards if g != parsed.guard_line]  # a header's include guard is no condition
+    if decayed:  # its type, written so that spatch and the declarator syntax leave it alone
+        pointer = f"__typeof__(&(*(__typeof__({spelling}) *)0)[0])"
+        if by_value:
+            return Capture(name, f"{pointer} {name}", name, f"rclify_ctx->{name}", guards)
+        return Capture(name, f"{pointer} *{name}", f"&{name}", f"(*rclify_ctx->{name})", guards)
     if by_value:
         return Capture(name, declarator(spelling, name), name, f"rclify_ctx->{name}", guards)
     if typ.kind == T.CONSTANTARRAY:
