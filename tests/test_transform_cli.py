@@ -81,6 +81,20 @@ def test_a_file_spatch_cannot_parse_is_reported(tmp_path):
     assert "hybrid: vm.c:" in out and "computed-goto" in out
 
 
+def test_lock_config_counts_regions_the_compile_check_left_hybrid(tmp_path):
+    """A `register` local written in a section: the file's extracted code does not compile, so
+    both of its regions stay hybrid, and lock_config.h says so (it counted them extracted)."""
+    dest = tmp_path / "acc"
+    dest.mkdir()
+    (dest / "acc.c").write_text(
+        "#include <pthread.h>\nstatic pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;\nstatic int n;\n"
+        "void f(void) { pthread_mutex_lock(&m); n++; pthread_mutex_unlock(&m); }\n"
+        "int g(void) { register int x = 1; pthread_mutex_lock(&m); x += n; pthread_mutex_unlock(&m); return x; }\n")
+    out = rclify("transform", dest, "-q").stdout
+    assert out.count("generated-code-does-not-compile") == 3  # the summary's count, two regions
+    assert "acc.c:m -- m; static initializer at acc.c:2; 2 regions, 0 extracted" in (dest / "lock_config.h").read_text()
+
+
 def test_an_unwritable_tree_is_one_line_and_left_as_it_was(tree):
     if os.geteuid() == 0:
         # root ignores permission bits: make the write fail another way (a directory in the way)

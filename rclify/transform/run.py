@@ -146,11 +146,14 @@ def analyse_tree(root: Path, files: list[Path], config_path: Path, options: Opti
                  f"{len(outcome.regions)} regions ({outcome.timings['extract_s'] + outcome.timings['render_s']:.1f}s)")
 
         kept_ids = kept.lock_ids | {s.lock_id for s in table.sites if s.file in kept.unchanged}
-        outcome.locks = _lock_entries(table, outcome, config_path, kept_ids | kept_call_sites(table.sites, kept_ids))
+        kept_ids |= kept_call_sites(table.sites, kept_ids)
+        outcome.locks = _lock_entries(table, outcome, config_path, kept_ids)
         staging = Staging(root, table, config_path, flags.for_file, options.jobs, outcome, progress, kept,
                           macro_file)
         with _timed(outcome, "spatch_rewrite_and_verify_s"):
             outcome.changed = staging.rewrite_and_verify(files, rendered)
+        # the compile check may have left regions hybrid: the entries' counts say what was written
+        outcome.locks = _lock_entries(table, outcome, config_path, kept_ids)
         progress(f"rewrote the lock API in {len(outcome.changed)} files "
                  f"({outcome.timings['spatch_rewrite_and_verify_s']:.1f}s)")
     finally:
