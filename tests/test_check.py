@@ -352,6 +352,8 @@ The following tests FAILED:
         ("2 of 7 tests failed\n(1 test was not run)\n", (5, 2, 1, "automake")),
         (CTEST, (1, 1, 1, "ctest")),
         ("1..3\nok 1 - a\nnot ok 2 - b\nok 3 # SKIP none\n", (1, 1, 1, "tap")),
+        ("tests/adjacent.t: passed\n!\n--- tests/x.t\n+++ tests/x.t.err\n# Ran 43 tests, 2 skipped, 1 failed.\n",
+         (40, 1, 2, "cram")),
     ],
 )
 def test_parse_counts(text, expected):

@@ -76,7 +76,7 @@ def prove_failures(text: str) -> list[tuple[str, int]]:
 
 
 def parse_counts(text: str) -> Counts | None:
-    """Test counts from the output of prove, automake's harness, ctest or raw TAP (in that order)."""
+    """Test counts from the output of prove, automake's harness, ctest, cram or raw TAP (in that order)."""
     files = re.findall(r"^Files=(\d+), Tests=(\d+)", text, re.M)
     if files:
         total = sum(int(t) for _, t in files)
@@ -110,6 +110,10 @@ def parse_counts(text: str) -> Counts | None:
         total = sum(int(t) for _, t in ctest)
         skipped = len(re.findall(r"^\s+\d+ - .*\(Skipped\)\s*$", text, re.M))
         return Counts(total - failed - skipped, failed, skipped, "ctest")
+    cram = re.findall(r"^# Ran (\d+) tests?, (\d+) skipped, (\d+) failed\.", text, re.M)
+    if cram:  # the_silver_searcher's cram tests
+        ran, skipped, failed = (sum(int(c[i]) for c in cram) for i in range(3))
+        return Counts(ran - skipped - failed, failed, skipped, "cram")
     tap = re.findall(r"^(not )?ok\b[^\n#]*(#\s*skip)?", text, re.M | re.I)
     if tap:
         skipped = sum(1 for _, skip in tap if skip)

@@ -18,8 +18,13 @@ def add_parser(sub):
         ),
     )
     p.add_argument("src", type=Path, metavar="SRC", help="root of the source tree")
-    p.add_argument("--build", metavar="CMD", help="shell command that builds the tree (overrides detection)")
-    p.add_argument("--test", metavar="CMD", help="shell command that runs the test suite (overrides detection)")
+    p.add_argument("--build", metavar="CMD",
+                   help="shell command that builds the tree (overrides detection); it finds the runtime's "
+                   "compiler flags in $RCLIFY_CFLAGS, its link flags in $RCLIFY_LIBS and the job count in "
+                   "$RCLIFY_JOBS, e.g. './configure CFLAGS=\"-O2 $RCLIFY_CFLAGS\" LIBS=\"$RCLIFY_LIBS\" && "
+                   "make -j$RCLIFY_JOBS'")
+    p.add_argument("--test", metavar="CMD",
+                   help="shell command that runs the test suite (overrides detection; RCLIFY_LOCKS is set for it)")
     p.add_argument(
         "--locks", metavar="SPEC", action="append",
         help=f"an RCLIFY_LOCKS value to test under, repeatable; '{check.NO_OVERRIDE}' means lock_config.h "
