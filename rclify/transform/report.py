@@ -87,8 +87,8 @@ def report_json(outcome: Outcome) -> dict:
 
 def region_record(rel: str, region: Region, renderer: FileRenderer) -> dict:
     record = {
-        "file": rel, "line": region.line, "function": region.function.spelling,
-        "lock": region.lock.mutex, "via": region.lock.via, "kind": region.lock.kind,
+        "file": rel, "line": region.line, "end_line": region.parsed.data.count(b"\n", 0, region.end) + 1,
+        "function": region.function.spelling, "lock": region.lock.mutex, "via": region.lock.via, "kind": region.lock.kind,
         "lock_expr": region.lock.wrapper_expr or region.lock.mutex,
     }
     if region.extractable:

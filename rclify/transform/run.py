@@ -22,6 +22,7 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Callable
 
 import clang.cindex as ci
 
@@ -138,7 +139,7 @@ def analyse_tree(root: Path, files: list[Path], config_path: Path, options: Opti
         with _timed(outcome, "render_s"):
             for path, found in regions.items():
                 _use_own_static_wrappers(str(path.relative_to(root)), found, analysis.vocab)
-            rendered, index = _extract(root, sources, analysis, regions, outcome, state, overrides)
+            rendered, index, rerender = _extract(root, sources, analysis, regions, outcome, state, overrides)
             _call_sites(root, sources, analysis, regions, index, discovery, outcome)
             outcome.regions += cxx_regions(root, files, flags.for_file, analysis.vocab, options.jobs,
                                            outcome.failures)  # listed, hybrid: c++-source
@@ -149,7 +150,7 @@ def analyse_tree(root: Path, files: list[Path], config_path: Path, options: Opti
         kept_ids |= kept_call_sites(table.sites, kept_ids)
         outcome.locks = _lock_entries(table, outcome, config_path, kept_ids)
         staging = Staging(root, table, config_path, flags.for_file, options.jobs, outcome, progress, kept,
-                          macro_file)
+                          macro_file, rerender)
         with _timed(outcome, "spatch_rewrite_and_verify_s"):
             outcome.changed = staging.rewrite_and_verify(files, rendered)
         # the compile check may have left regions hybrid: the entries' counts say what was written
@@ -294,9 +295,10 @@ def _callees(region: Region) -> set[str]:
 
 def _extract(root: Path, sources: dict[Path, ParsedFile], analysis: Analysis, regions: dict[Path, list[Region]],
              outcome: Outcome, state: ThreadState,
-             overrides: dict[str, lock_config.SectionOverride]) -> tuple[dict[Path, str], dict[int, int]]:
+             overrides: dict[str, lock_config.SectionOverride]) -> tuple[dict[Path, str], dict[int, int], Callable]:
     """Plans and renders every file's regions (the C files', the headers'); returns {path: new
-    text} of the files that change, and {id(region): its position in outcome.regions}."""
+    text} of the files that change, {id(region): its position in outcome.regions}, and a function
+    rendering a C file again with some of its regions left hybrid (Staging.rerender)."""
     renderers = {}
     for path, parsed in sources.items():
         renderer = FileRenderer(parsed, regions[path], state, overrides)
@@ -307,16 +309,34 @@ def _extract(root: Path, sources: dict[Path, ParsedFile], analysis: Analysis, re
         used.update({(w.file, name): w for name, w in renderer.accessors_used.items()})
     wrappers = analysis.vocab.wrappers.values()
     rendered, index = {}, {}
+
+    def render(path: Path, renderer: FileRenderer) -> str | None:
+        rel = str(path.relative_to(root))
+        return renderer.render([w for w in wrappers if w.file == rel], [w for w in used.values() if w.file == rel])
+
     for path, renderer in renderers.items():
         rel = str(path.relative_to(root))
-        text = renderer.render([w for w in wrappers if w.file == rel], [w for w in used.values() if w.file == rel])
+        text = render(path, renderer)
         if text is not None:
             rendered[path] = text
         index.update({id(r): len(outcome.regions) + i for i, r in enumerate(renderer.regions)})
         outcome.regions.extend(region_record(rel, r, renderer) for r in renderer.regions)
     overridden = {r["placement_override"]["section"] for r in outcome.regions if "placement_override" in r}
     outcome.unused_overrides = sorted(set(overrides) - overridden)
-    return rendered, index
+
+    def rerender(rel: str, refused_lines: set[int]) -> str | None:
+        """The C file rel rendered again with the regions starting at refused_lines hybrid."""
+        path = root / rel
+        if path not in renderers or path.suffix != ".c":
+            return None
+        for region in regions[path]:
+            if region.line in refused_lines and region.extractable:
+                region.problems.insert(0, (Reason.GENERATED_CODE_DOES_NOT_COMPILE, region.line))
+        renderer = FileRenderer(sources[path], regions[path], state, overrides)
+        renderer.plan()
+        return render(path, renderer)
+
+    return rendered, index, rerender
 
 
 def _call_sites(root: Path, sources: dict[Path, ParsedFile], analysis: Analysis, regions: dict[Path, list[Region]],

@@ -4,8 +4,9 @@ Every changed C file is compiled (gcc -fsyntax-only) against the staged headers 
 with every C file that includes (transitively) a changed header and still names the pthread
 mutex/cond API (pthread_mutex_timedlock...), and every C++ source that changed or includes a
 changed header with g++.  A C file whose new text does not compile while its original does is
-retried with the API rewrite alone (its regions left hybrid, reason generated-code-does-not-compile).  A file that still does not
-compile is left unchanged, and with it every changed file that must then stay as it is for the
+rendered again without the regions the errors are in (_without_failing_regions), else retried
+with the API rewrite alone (its regions left hybrid, reason generated-code-does-not-compile).
+A file that still does not compile is left unchanged, and with it every changed file that must then stay as it is for the
 tree to stay consistent (rclify/transform/includes.py: the headers it includes, their includers,
 files sharing its lock declarations); all are reported.  Nothing here writes to the tree.
 """
@@ -47,12 +48,36 @@ def _write(path: Path, text: str) -> None:
 STRICT = ["-Werror=incompatible-pointer-types", "-Werror=implicit-function-declaration"]
 
 
+def _gcc(tree: Path, rel: str, flags: list[str]) -> subprocess.CompletedProcess:
+    return subprocess.run(["gcc", "-fsyntax-only", "-std=gnu11", *STRICT, f"-I{tree}", *flags, *cflags(), rel],
+                          cwd=tree, capture_output=True, text=True)
+
+
 def compiles(tree: Path, rel: str, flags: list[str]) -> tuple[bool, str]:
     """gcc -fsyntax-only on tree/rel, with its build flags, the tree's headers and the runtime's."""
-    proc = subprocess.run(["gcc", "-fsyntax-only", "-std=gnu11", *STRICT, f"-I{tree}", *flags, *cflags(), rel],
-                          cwd=tree, capture_output=True, text=True)
+    proc = _gcc(tree, rel, flags)
     first = next((line for line in proc.stderr.splitlines() if ": error:" in line), proc.stderr[:300])
     return proc.returncode == 0, first
+
+
+_IN_FUNCTION = re.compile(r"^(?P<file>[^:]+): In function [‘'`](?P<name>\w+)[’']:")
+
+
+def _errors_by_function(tree: Path, rel: str, flags: list[str]) -> list[tuple[str, int, str]]:
+    """(function, line, message) of each error gcc reports in rel itself ('' for the function of
+    an error outside any); a compile that fails with no such error gives one ('', 0, stderr)."""
+    proc = _gcc(tree, rel, flags)
+    if proc.returncode == 0:
+        return []
+    out, function = [], ""
+    for line in proc.stderr.splitlines():
+        if (m := _IN_FUNCTION.match(line)) is not None:
+            function = m.group("name") if m.group("file") == rel else ""
+        elif (m := re.match(rf"{re.escape(rel)}:(\d+):\d+: error: ", line)) is not None:
+            out.append((function, int(m.group(1)), line))
+        elif re.match(r"[^:\s]+: At top level:", line):
+            function = ""
+    return out or [("", 0, proc.stderr[:300])]
 
 
 @dataclass
@@ -68,6 +93,10 @@ class Staging:
     progress: Callable[[str], None]
     kept: KeptPosix = field(default_factory=KeptPosix)  # locks that stay pthread ones; files left as they are
     macro_file: Path = MACRO_FILE  # spatch's: with the tree's declaration macros (ctext/tree_macros.py)
+    # renders a C file again with the regions at the given first lines left hybrid (None: no
+    # region of it there, or nothing extracted any more): a failed compile check costs the regions
+    # the error is in, not the whole file
+    rerender: Callable[[str, set[int]], str | None] | None = None
 
     def rewrite_and_verify(self, files: list[Path], rendered: dict[Path, str]) -> dict[str, str]:
         """Returns {relative path: new text} of every file that changes and still compiles."""
@@ -179,14 +208,66 @@ class Staging:
         return [f.replace(root, str(self.dir), 1) if root in f else f for f in self.flags_for(self.root / rel)]
 
     def _fallback(self, rel: str, changed: dict[str, str], extracted_in: set[str], error: str) -> bool:
-        """A C file with extracted code: the API rewrite alone (its regions left hybrid).  Says
-        whether the file now compiles."""
-        if rel not in extracted_in or not self._api_rewrite_alone(rel, changed):
+        """A C file with extracted code: without the regions its errors are in, if that compiles
+        (a few rounds), else the API rewrite alone (its regions left hybrid).  Says whether the
+        file now compiles."""
+        if rel not in extracted_in:
+            return False
+        if self._without_failing_regions(rel, changed, error):
+            return True
+        if not self._api_rewrite_alone(rel, changed):
             return False
         for region in self.outcome.regions:
             if region["file"] == rel and region["status"] == "extracted":
                 leave_hybrid(region, Reason.GENERATED_CODE_DOES_NOT_COMPILE, error)
         self.progress(f"warning: {rel}: extracted code does not compile ({error}); regions left hybrid")
+        return True
+
+    _REGION_ROUNDS = 3
+
+    def _without_failing_regions(self, rel: str, changed: dict[str, str], error: str) -> bool:
+        """Renders rel again without the extracted regions gcc's errors are in, up to a few rounds;
+        says whether that compiles (then it is staged and in changed, and those regions are
+        hybrid).  An error is in the function gcc names (a section's, rclify_cs_<f>_<n>, or its
+        caller's), at a line of the user's source (#line): of that function's regions, the one
+        starting last at or before the line."""
+        if self.rerender is None:
+            return False
+        extracted = [r for r in self.outcome.regions if r["file"] == rel and r["status"] == "extracted"]
+        refused: dict[int, str] = {}
+        for _ in range(self._REGION_ROUNDS):
+            errors = _errors_by_function(self.dir, rel, self._staged_flags(rel))
+            if not errors:
+                break
+            failing = {}
+            for function, line, message in errors:
+                mine = [r for r in extracted if function in (r["function"], r.get("function_extracted"))
+                        and r["line"] not in refused]
+                before = [r for r in mine if r["line"] <= line]
+                for region in [max(before, key=lambda r: r["line"])] if before else mine:
+                    failing[region["line"]] = message
+            if not failing:
+                return False
+            refused.update(failing)
+            text = self.rerender(rel, set(refused))
+            if text is None:
+                return False
+            staged = self.dir / rel
+            _write(staged, text)
+            text = self._rewrite([staged]).get(staged) or text
+            _write(staged, text)
+        else:
+            if _errors_by_function(self.dir, rel, self._staged_flags(rel)):
+                return False
+        if not refused:
+            return False
+        changed[rel] = _read(self.dir / rel)
+        for region in extracted:
+            if region["line"] in refused:
+                leave_hybrid(region, Reason.GENERATED_CODE_DOES_NOT_COMPILE, refused[region["line"]])
+        self.progress(f"warning: {rel}: the extracted code of {len(refused)} region{'s' if len(refused) != 1 else ''} "
+                      f"does not compile ({next(iter(refused.values()))}); left hybrid, the file's other regions "
+                      "extracted")
         return True
 
     def _leave_unchanged(self, broken: dict[str, str], changed: dict[str, str], graph: IncludeGraph) -> None:
