@@ -81,6 +81,16 @@ static int child_stats(void)
         rcl_execute(&lock_a, cs_inc, NULL);
         rcl_execute(&lock_b, cs_inc, NULL);
     }
+    /* A lock destroyed before the exit, set up again and destroyed again (pixz, ag): its rows
+     * keep its sections, 300 + 200 under one id. */
+    rcl_lock_config_t cfg = t_config("process_env.c:lock_c", RCL_ALG_RCL, 0);
+    for (int round = 0; round < 2; round++) {
+        rcl_mutex_t lock_c;
+        CHECK_EQ(rcl_mutex_init(&lock_c, NULL, &cfg), 0, "rcl_mutex_init");
+        for (int i = 0; i < (round ? 200 : 300); i++)
+            rcl_execute(&lock_c, cs_inc, NULL);
+        CHECK_EQ(rcl_mutex_destroy(&lock_c), 0, "rcl_mutex_destroy");
+    }
     printf("stats child: %ld sections\n", counter);
     return 0;
 }
@@ -133,6 +143,13 @@ static void check_stats(void)
     CHECK(contains(c.err, "1000"), "statistics count the lock's 1000 sections:\n%s", c.err);
     OK("RCLIFY_STATS=1: table at exit on stderr (title, server and rcl lock headers, the lock, its count; %zu bytes)",
        strlen(c.err));
+    const char *row = strstr(c.err, "process_env.c:lock_c");
+    long remote = -1;
+    int parsed = row ? sscanf(row, "process_env.c:lock_c %*d %ld", &remote) : 0;
+    int once = row && !strstr(row + 1, "process_env.c:lock_c");
+    CHECK(parsed == 1 && remote == 500 && once, "a lock destroyed twice: one row with its 500 sections "
+          "(found %ld):\n%s", remote, c.err);
+    OK("RCLIFY_STATS=1: a lock destroyed before the exit, set up again and destroyed: one row, 500 sections");
 
     static const char *const no_env[] = { "RCLIFY_STATS", NULL };
     rc = t_run_child("--child-stats", NULL, no_env, 20, &c);

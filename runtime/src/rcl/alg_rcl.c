@@ -26,6 +26,16 @@ static pthread_mutex_t locks_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct rcl_lock **all_locks; /* for statistics; kept until destroy */
 static size_t n_locks, cap_locks;
 
+/* The counts of destroyed locks, by id and server (under locks_lock): programs destroy their
+ * locks before they exit (pixz, ag), and a lock set up again keeps its earlier sections. */
+struct retired_lock {
+    char *id; /* NULL: anonymous */
+    int server;
+    unsigned long remote, local, hybrid;
+};
+static struct retired_lock *retired;
+static size_t n_retired, cap_retired;
+
 static __thread int tls_saved_depth; /* recursion depth put aside by a condvar wait */
 /* RCL locks this thread holds in hybrid mode (approximately: a lock released by another thread
  * keeps its owner's count up, which costs only speed).  While it is 0, a client thread cannot be
@@ -213,6 +223,41 @@ static int remote_init(rcl_mutex_t *m)
     return 0;
 }
 
+static int same_id(const char *a, const char *b)
+{
+    return a == b || (a && b && strcmp(a, b) == 0);
+}
+
+/* Under locks_lock: l's counts join its id's retired record; takes l->id over. */
+static void retire(struct rcl_lock *l)
+{
+    struct retired_lock *r = NULL;
+    for (size_t i = 0; i < n_retired && !r; i++)
+        if (retired[i].server == l->server->index && same_id(retired[i].id, l->id))
+            r = &retired[i];
+    if (!r) {
+        if (n_retired == cap_retired) {
+            size_t cap = cap_retired ? 2 * cap_retired : 16;
+            struct retired_lock *a = realloc(retired, cap * sizeof *a);
+            if (!a) { /* the counts are lost, not the lock */
+                free(l->id);
+                l->id = NULL;
+                return;
+            }
+            retired = a;
+            cap_retired = cap;
+        }
+        r = &retired[n_retired++];
+        *r = (struct retired_lock){ .id = l->id, .server = l->server->index };
+        l->id = NULL;
+    }
+    r->remote += ld_relaxed(&l->sections_remote);
+    r->local += ld_relaxed(&l->sections_local);
+    r->hybrid += ld_relaxed(&l->hybrid_locks);
+    free(l->id);
+    l->id = NULL;
+}
+
 static int remote_destroy(rcl_mutex_t *m)
 {
     struct rcl_lock *l = m->impl;
@@ -224,8 +269,7 @@ static int remote_destroy(rcl_mutex_t *m)
             all_locks[i] = all_locks[--n_locks];
             break;
         }
-    free(l->id);
-    l->id = NULL;
+    retire(l);
     l->next_free = free_states;
     free_states = l;
     pthread_mutex_unlock(&locks_lock);
@@ -532,16 +576,31 @@ static int remote_reacquire_after_wait(rcl_mutex_t *m)
     return 0;
 }
 
-static void print_lock(const struct rcl_lock *l, int fd)
+static void print_row(int fd, const char *id, int server, unsigned long remote, unsigned long local,
+                      unsigned long hybrid)
 {
-    rcl_dprintf(fd, "%-40s %6d %12lu %12lu %12lu\n", l->id ? l->id : "(anonymous)", l->server->index,
-                ld_relaxed(&l->sections_remote), ld_relaxed(&l->sections_local),
-                ld_relaxed(&l->hybrid_locks));
+    rcl_dprintf(fd, "%-40s %6d %12lu %12lu %12lu\n", id ? id : "(anonymous)", server, remote, local, hybrid);
+}
+
+/* A live lock's row, with the counts of the destroyed locks of its id and server not shown yet
+ * (shown: one flag per retired record, or NULL). */
+static void print_lock(const struct rcl_lock *l, int fd, char *shown)
+{
+    unsigned long remote = ld_relaxed(&l->sections_remote), local = ld_relaxed(&l->sections_local),
+                  hybrid = ld_relaxed(&l->hybrid_locks);
+    for (size_t i = 0; shown && i < n_retired; i++)
+        if (!shown[i] && retired[i].server == l->server->index && same_id(retired[i].id, l->id)) {
+            remote += retired[i].remote;
+            local += retired[i].local;
+            hybrid += retired[i].hybrid;
+            shown[i] = 1;
+        }
+    print_row(fd, l->id, l->server->index, remote, local, hybrid);
 }
 
 static void remote_print_stats(rcl_mutex_t *m, int fd)
 {
-    print_lock(m->impl, fd);
+    print_lock(m->impl, fd, NULL);
 }
 
 void rcl_locks_print_stats(int fd)
@@ -557,10 +616,15 @@ void rcl_locks_print_stats(int fd)
         rcl_dprintf(fd, "(lock table busy, per-lock statistics skipped)\n");
         return;
     }
-    if (n_locks)
+    if (n_locks || n_retired)
         rcl_dprintf(fd, "%-40s %6s %12s %12s %12s\n", "rcl lock", "server", "remote", "local", "hybrid");
+    char *shown = n_retired ? calloc(n_retired, 1) : NULL;
     for (size_t i = 0; i < n_locks; i++)
-        print_lock(all_locks[i], fd);
+        print_lock(all_locks[i], fd, shown);
+    for (size_t i = 0; i < n_retired; i++) /* destroyed, no live lock of theirs */
+        if (!shown || !shown[i])
+            print_row(fd, retired[i].id, retired[i].server, retired[i].remote, retired[i].local, retired[i].hybrid);
+    free(shown);
     pthread_mutex_unlock(&locks_lock);
 }
 
