@@ -1,6 +1,7 @@
 """The transform command's contract around the files it touches: dry run, revert, edits kept,
 idempotence, bad input."""
 
+import json
 import os
 import shutil
 import subprocess
@@ -92,19 +93,24 @@ def test_a_region_whose_code_does_not_compile_costs_only_itself(tmp_path):
         "#include <pthread.h>\n#include <stdio.h>\nstatic pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;\n"
         "static int n;\n"
         "void f(void) { pthread_mutex_lock(&m); n++; pthread_mutex_unlock(&m); }\n"
-        "int g(void) { register int x = 1; pthread_mutex_lock(&m); x += n; pthread_mutex_unlock(&m); return x; }\n"
+        "int g(void) { register int x = 1; pthread_mutex_lock(&m); x += n; pthread_mutex_unlock(&m);\n"
+        "  pthread_mutex_lock(&m); n++; pthread_mutex_unlock(&m); return x; }\n"
         "void k(void) { pthread_mutex_lock(&m); n += 2; pthread_mutex_unlock(&m); }\n"
         "int main(void) { f(); k(); printf(\"%d\\n\", g()); return 0; }\n")
-    out = rclify("transform", dest, "-q").stdout
-    assert "3 regions: 2 extracted" in out and "hybrid: acc.c:6 in g(): generated-code-does-not-compile" in out
-    assert "acc.c:m -- m; static initializer at acc.c:3; 3 regions, 2 extracted" in (dest / "lock_config.h").read_text()
+    out = rclify("transform", dest, "-q", "--report", tmp_path / "report.json").stdout
+    assert "4 regions: 3 extracted" in out and "hybrid: acc.c:6 in g(): generated-code-does-not-compile" in out
+    assert "acc.c:m -- m; static initializer at acc.c:3; 4 regions, 3 extracted" in (dest / "lock_config.h").read_text()
+    # g()'s second section is now its first: the report names the function written
+    regions = {r["line"]: r for r in json.loads((tmp_path / "report.json").read_text())["regions"]}
+    assert "function_extracted" not in regions[6] and regions[7]["function_extracted"] == "rclify_cs_g_1"
+    assert "static int rclify_cs_g_1(" in (dest / "acc.c").read_text()
     flags = subprocess.run([sys.executable, "-m", "rclify", "flags", "--cflags", "--libs"], capture_output=True,
                            text=True, check=True).stdout.split()
     subprocess.run(["cc", "-pthread", "acc.c", "-o", "acc", *flags], cwd=dest, check=True, timeout=120)
     for algorithm in ("rcl", "ccsynch"):
         run = subprocess.run([str(dest / "acc")], capture_output=True, text=True, timeout=60,
                              env=dict(os.environ, RCLIFY_LOCKS=f"*={algorithm}"))
-        assert run.returncode == 0 and run.stdout == "4\n", run.stderr
+        assert run.returncode == 0 and run.stdout == "4\n", run.stderr  # g's x: 1 + n (3)
 
 
 def test_an_unwritable_tree_is_one_line_and_left_as_it_was(tree):

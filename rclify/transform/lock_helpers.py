@@ -31,8 +31,8 @@ Read from the text (comments and strings blanked, directives blanked, so both br
 are seen, except where the branches open or close braces: then the first, see
 preprocessor.one_branch_where_unbalanced; a transformed file's conditional call sites keep the
 region as written under #else): it works on files libclang or spatch cannot parse, on transformed
-files, and on the sources a profiled binary was built from.  Calls inside #define bodies and macro helpers are not read (one lock per
-macro body, as before).
+files, and on the sources a profiled binary was built from.  Calls inside #define bodies and macro
+helpers are not read (one lock per macro body, as before).
 
 A function-like macro whose whole body is one call of a helper with the macro's parameters and
 constants for arguments (pigz's `#define new_lock(a) new_lock_(a, __FILE__, __LINE__)`), or of
@@ -43,10 +43,10 @@ profiler at the use's line.
 A function-like macro of the tree whose whole body is one pthread_mutex_init of a parameter (zstd's
 `#define ZSTD_pthread_mutex_init(a, b) pthread_mutex_init((a), (b))`, `#define LOCK_INIT(l)
 pthread_mutex_init(&(l)->mu, NULL)`), or the truth of its result (libmicrohttpd's
-`#define MHD_mutex_init_(pmutex) (! (pthread_mutex_init ((pmutex), NULL)))`) is an *init macro* (init_macros()): a helper of its own whose
-init site is the one in its body; each use is a call of it, with an entry of its own, wrapped at
-the use like a function helper's call, and found by the preload profiler at the use's line (the
-init's frame line, there being no frame of the macro's).  Where a function of the same name is
+`#define MHD_mutex_init_(pmutex) (! (pthread_mutex_init ((pmutex), NULL)))`) is an *init macro*
+(init_macros()): a helper of its own whose init site is the one in its body; each use is a call of
+it, with an entry of its own, wrapped at the use like a function helper's call, and found by the
+preload profiler at the use's line (the init's frame line, there being no frame of the macro's).  Where a function of the same name is
 defined too (a debug build's alternative under #if), a call reaches the function when that is a
 helper (and then names the macro's init site beside the function's, _with_macro_inits()), else
 the macro.
@@ -645,8 +645,9 @@ def aliases(definitions: dict[str, list[tuple[str, int, tuple[str, ...], str]]],
     """The macro aliases of helpers among the tree's function-like macros (definitions: name ->
     (file, line, parameters, body) of each of its definitions; is_helper(name): a helper function
     of that name exists; macro_helpers: the init macros, helpers defined as macros).  A macro is
-    one when its whole body is one call of a helper, or of another alias (up to _MAX_MACRO_DEPTH), whose arguments are its parameters and constants; one
-    defined twice differently, or whose name is also a function of the tree, is none."""
+    one when its whole body is one call of a helper, or of another alias (up to _MAX_MACRO_DEPTH),
+    whose arguments are its parameters and constants; one defined twice differently, or whose
+    name is also a function of the tree, is none."""
     shapes: dict[str, tuple[str, int, tuple[str, ...], str, tuple[str, ...]]] = {}
     for name, defs in definitions.items():
         if name in functions_defined or len({(params, re.sub(r"\s+", "", body)) for _, _, params, body in defs}) != 1:
@@ -688,7 +689,7 @@ def init_macros(definitions: dict[str, list[tuple[str, int, tuple[str, ...], str
     threads) calls no pthread function nor function of the tree."""
     out: dict[str, Helper] = {}
     for name, defs in definitions.items():
-        inits = [d for d in defs if _init_arguments(d[3]) is not None]
+        inits = [d for d in defs if _init_call(d[3]) is not None]
         if len({(params, re.sub(r"\s+", "", body)) for _, _, params, body in inits}) != 1:
             continue
         # the other definitions are another platform's (zstd's InitializeCriticalSection): they
@@ -697,8 +698,7 @@ def init_macros(definitions: dict[str, list[tuple[str, int, tuple[str, ...], str
                for d in defs if d not in inits for n, _, _ in _calls(d[3], 0, len(d[3]))):
             continue
         file, line, params, body = inits[0]
-        args = _init_arguments(body)
-        returns_void = _init_arguments(body, void=True) is None  # `(void) pthread_mutex_init(..)`
+        args, has_value = _init_call(body)
         if len(args) != 2 or any(p == "..." or not re.fullmatch(r"[A-Za-z_]\w*", p) for p in params):
             continue
         lock = _strip(args[0])
@@ -711,7 +711,7 @@ def init_macros(definitions: dict[str, list[tuple[str, int, tuple[str, ...], str
         # every definition's init site: two headers may define it alike (libmicrohttpd's src/lib
         # and src/microhttpd each have an mhd_locks.h), a use names the one its file includes
         at = list(dict.fromkeys((f, _init_line(texts.get(f, ""), n)) for f, n, _, _ in inits))
-        out[name] = Helper(name, file, line, params, returns_void, [HelperLock(param, path, at)], macro=True)
+        out[name] = Helper(name, file, line, params, not has_value, [HelperLock(param, path, at)], macro=True)
     return out
 
 
@@ -719,25 +719,25 @@ def init_macros(definitions: dict[str, list[tuple[str, int, tuple[str, ...], str
 _INIT_RESULT_TOKENS = {"(", ")", "!", "==", "!=", "0", "NULL"}
 
 
-def _init_arguments(body: str, void: bool = False) -> tuple[str, ...] | None:
-    """The arguments of the pthread_mutex_init call a macro body is, alone, with its result
-    negated or compared with 0 (its value is the init's result, or the truth of it), or cast to
-    void; else None.  void=True: None for the cast to void too (a macro with no value)."""
+def _init_call(body: str) -> tuple[tuple[str, ...], bool] | None:
+    """(arguments, has a value) of the pthread_mutex_init call a macro body is: alone or with its
+    result negated or compared with 0 (the macro's value is the init's result, or the truth of
+    it), or cast to void (no value); None for any other body."""
     calls = list(_calls(body, 0, len(body)))
     if len(calls) != 1 or calls[0][0] != INIT:
         return None
     found = call_arguments(body, calls[0][2])
     if found is None:
         return None
-    rest = tokenize(body[: calls[0][1]] + " " + body[found[1] :])
-    texts = [t.text for t in rest]
-    cast = [x for x in texts if x not in ("(", ")")] == ["void"] and balanced("".join(texts))
-    if cast and not void:
-        return tuple(_strip_parens(a) for a in found[0] if a.strip())
-    if any(t.text not in _INIT_RESULT_TOKENS for t in rest) or sum(t.text in ("==", "!=") for t in rest) > 1 \
-            or not balanced("".join(t.text for t in rest)):
+    rest = [t.text for t in tokenize(body[: calls[0][1]] + " " + body[found[1] :])]
+    if not balanced("".join(rest)):
         return None
-    return tuple(_strip_parens(a) for a in found[0] if a.strip())
+    args = tuple(_strip_parens(a) for a in found[0] if a.strip())
+    if [x for x in rest if x not in ("(", ")")] == ["void"]:
+        return args, False
+    if any(x not in _INIT_RESULT_TOKENS for x in rest) or sum(x in ("==", "!=") for x in rest) > 1:
+        return None
+    return args, True
 
 
 def _with_macro_inits(helper: Helper, macro: Helper | None) -> None:

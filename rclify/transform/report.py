@@ -124,6 +124,7 @@ def leave_hybrid(record: dict, reason: str, why: str) -> None:
     earlier = [record["reason"], *record["other_reasons"]] if record.get("status") == "hybrid" else []
     record.update(status="hybrid", reason=reason, reason_line=record["line"], why=why,
                   other_reasons=sorted(set(earlier) - {reason}))
+    record.pop("function_extracted", None)  # no such function was written
 
 
 def print_diff(root: Path, texts: dict[str, str], locks: list[lock_config.LockEntry], config_path: Path) -> None:

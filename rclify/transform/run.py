@@ -334,7 +334,10 @@ def _extract(root: Path, sources: dict[Path, ParsedFile], analysis: Analysis, re
                 region.problems.insert(0, (Reason.GENERATED_CODE_DOES_NOT_COMPILE, region.line))
         renderer = FileRenderer(sources[path], regions[path], state, overrides)
         renderer.plan()
-        return render(path, renderer)
+        text = render(path, renderer)
+        for extraction in renderer.extractions:  # a function's sections are numbered anew
+            outcome.regions[index[id(extraction.region)]]["function_extracted"] = extraction.fn_name
+        return text
 
     return rendered, index, rerender
 

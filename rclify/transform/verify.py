@@ -213,7 +213,7 @@ class Staging:
         file now compiles."""
         if rel not in extracted_in:
             return False
-        if self._without_failing_regions(rel, changed, error):
+        if self._without_failing_regions(rel, changed):
             return True
         if not self._api_rewrite_alone(rel, changed):
             return False
@@ -225,24 +225,30 @@ class Staging:
 
     _REGION_ROUNDS = 3
 
-    def _without_failing_regions(self, rel: str, changed: dict[str, str], error: str) -> bool:
+    def _without_failing_regions(self, rel: str, changed: dict[str, str]) -> bool:
         """Renders rel again without the extracted regions gcc's errors are in, up to a few rounds;
         says whether that compiles (then it is staged and in changed, and those regions are
         hybrid).  An error is in the function gcc names (a section's, rclify_cs_<f>_<n>, or its
-        caller's), at a line of the user's source (#line): of that function's regions, the one
-        starting last at or before the line."""
+        caller's), at a line of the user's source (#line): of that function's regions (those
+        capturing a name the error quotes, if any), the one starting last at or before the line."""
         if self.rerender is None:
             return False
         extracted = [r for r in self.outcome.regions if r["file"] == rel and r["status"] == "extracted"]
         refused: dict[int, str] = {}
-        for _ in range(self._REGION_ROUNDS):
+        for round_ in range(self._REGION_ROUNDS + 1):
             errors = _errors_by_function(self.dir, rel, self._staged_flags(rel))
             if not errors:
                 break
+            if round_ == self._REGION_ROUNDS:
+                return False
             failing = {}
             for function, line, message in errors:
                 mine = [r for r in extracted if function in (r["function"], r.get("function_extracted"))
                         and r["line"] not in refused]
+                # a name the message quotes that one region captures tells it from its neighbours
+                # (a call site is longer than its region: its lines run into the next region's)
+                quoted = set(re.findall(r"[‘'](\w+)[’']", message))
+                mine = [r for r in mine if quoted & set(r.get("context", []))] or mine
                 before = [r for r in mine if r["line"] <= line]
                 for region in [max(before, key=lambda r: r["line"])] if before else mine:
                     failing[region["line"]] = message
@@ -256,9 +262,6 @@ class Staging:
             _write(staged, text)
             text = self._rewrite([staged]).get(staged) or text
             _write(staged, text)
-        else:
-            if _errors_by_function(self.dir, rel, self._staged_flags(rel)):
-                return False
         if not refused:
             return False
         changed[rel] = _read(self.dir / rel)
