@@ -743,8 +743,8 @@ def _init_call(body: str) -> tuple[tuple[str, ...], bool] | None:
 def _with_macro_inits(helper: Helper, macro: Helper | None) -> None:
     """A helper function that is also an init macro of the same name (its alternative under #if):
     when both create the same locks, the calls name the macro's init sites too, so a call's entry
-    reaches its lock whichever of the two the build compiles.  (A caller found a helper before
-    this function was knows the macro's init sites only.)"""
+    reaches its lock whichever of the two the build compiles.  (A function found to be a helper
+    through this name before this function was knows the macro's init sites only.)"""
     if macro is None or sorted((l.param, l.path) for l in helper.locks) != [(l.param, l.path) for l in macro.locks]:
         return
     for lock in helper.locks:
