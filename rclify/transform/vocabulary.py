@@ -166,8 +166,7 @@ class Vocabulary:
         becomes one (resolve()); says if it was kept as a lock macro."""
         if name in self.macros:
             return False
-        self.pending.setdefault(name, []).append(
-            (params, body, frozenset(t.text for t in tokenize(body) if t.kind == "ident"), conditions, None))
+        self.add_definition(name, params, body, conditions, None)
         return self.resolve() and name in self.macros
 
     def resolve(self) -> bool:
