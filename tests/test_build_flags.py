@@ -130,3 +130,40 @@ def test_transform_finds_headers_the_build_would(tmp_path):
     assert proc.returncode == 0, proc.stderr
     regions = json.loads(report.read_text())["regions"]
     assert [(r["file"], r["status"]) for r in regions] == [("src/counter.c", "extracted")]
+
+
+_HASH_HEADER = """#ifndef HASH_INL_H
+#define HASH_INL_H
+#include <pthread.h>
+static pthread_mutex_t hash_lock = PTHREAD_MUTEX_INITIALIZER;
+static int hash_size;
+static inline int hash_grow(void)
+{
+    int n;
+    pthread_mutex_lock(&hash_lock);
+    n = ++hash_size;
+    pthread_mutex_unlock(&hash_lock);
+    return n;
+}
+#endif
+"""
+
+
+@pytest.mark.parametrize("built_includes_it", [False, True])
+def test_a_header_only_unbuilt_files_include_is_not_built(tmp_path, built_includes_it):
+    """libuv's src/win/fs-fd-hash-inl.h: a header's sections are seen through a C file the
+    compile database lists when one includes it (extracted, compile-checked), else they are as
+    unverifiable as the files that include it (not-built), whichever file sorts first."""
+    (tmp_path / "a_win.c").write_text('#include "hash_inl.h"\nint win_grow(void) { return hash_grow(); }\n')
+    (tmp_path / "hash_inl.h").write_text(_HASH_HEADER)
+    (tmp_path / "z_linux.c").write_text(('#include "hash_inl.h"\nint linux_grow(void) { return hash_grow(); }\n'
+                                         if built_includes_it else "int linux_grow(void) { return 0; }\n"))
+    (tmp_path / "compile_commands.json").write_text(json.dumps(
+        [{"directory": str(tmp_path), "file": "z_linux.c", "command": "cc -c z_linux.c -o z_linux.o"}]))
+    report = tmp_path.parent / f"{tmp_path.name}.json"
+    proc = subprocess.run([sys.executable, "-m", "rclify", "transform", str(tmp_path), "--dry-run", "-q",
+                           "--report", str(report)], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    regions = [(r["file"], r["status"], r.get("reason")) for r in json.loads(report.read_text())["regions"]]
+    assert regions == ([("hash_inl.h", "extracted", None)] if built_includes_it
+                       else [("hash_inl.h", "hybrid", "not-built")])

@@ -47,6 +47,7 @@ class ParsedFile:
     # a header's include guard (its #ifndef line, "" for #pragma once; None: unguarded or not a
     # header): not a condition, the code under it is compiled whenever the file is
     guard_line: str | None = None
+    includer: Path | None = None  # a header's view: the C file it was seen through
 
     def text(self, start: int, end: int) -> str:
         return self.data[start:end].decode("utf-8", errors="surrogateescape")

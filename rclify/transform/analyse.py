@@ -4,9 +4,10 @@ Two passes, because a wrapper defined in one file (thread.c's item_lock) is used
   1. the files that lock are parsed and their macros and wrappers added to the vocabulary, to a
      fixpoint (a file that locks only through the program's wrappers is found as they are);
   2. regions_of(): every function's regions, read with that vocabulary.
-Headers that define functions which lock are seen through the first C file that includes them
-(headers.py).  complete_call_graph() then parses the other C files that define functions the locking files
-call, for the thread-local state analysis (thread_state.py) only.
+Headers that define functions which lock are seen through the first C file that includes them,
+one the build compiles where one does (headers.py).  complete_call_graph() then parses the other
+C files that define functions the locking files call, for the thread-local state analysis
+(thread_state.py) only.
 """
 
 import shutil
@@ -81,8 +82,9 @@ def _mentions(path: Path, names: set[str]) -> bool:
 
 
 def analyse(root: Path, files: list[Path], flags_for: Callable[[Path], list[str]], jobs: int,
-            progress: Callable[[str], None]) -> Analysis:
-    """Parses the C files that lock (files spatch could not parse too: they are reported)."""
+            progress: Callable[[str], None], built: Callable[[Path], bool] = lambda _: True) -> Analysis:
+    """Parses the C files that lock (files spatch could not parse too: they are reported);
+    built says which C files the build compiles (headers are seen through those first)."""
     result = Analysis(flags_for=flags_for, stub_dir=Path(tempfile.mkdtemp(prefix="rclify-stubs-")))
     candidates = [f for f in files if f.suffix == ".c"]
     lock_names = {"pthread_mutex_lock", "pthread_mutex_unlock", "pthread_mutex_trylock"}
@@ -99,7 +101,7 @@ def analyse(root: Path, files: list[Path], flags_for: Callable[[Path], list[str]
         todo = [f for f in candidates if f not in result.parsed and _mentions(f, names)]
     for parsed in result.parsed.values():
         result.stubbed_headers.extend(h for h in parsed.stubbed if h not in result.stubbed_headers)
-    result.headers = header_views(result.parsed, root, result.vocab.names())
+    result.headers = header_views(result.parsed, root, result.vocab.names(), built)
     return result
 
 

@@ -1,8 +1,8 @@
 """Critical sections in the functions a header defines (static inline ones, typically).
 
 libclang sees a header's functions inside each C file that includes it.  Each header is taken
-once, from the first C file (by path) whose translation unit defines a function of it that may
-lock, as a ParsedFile of its own (cparse.view), so its regions are found, reported with the
+once, from the first C file (by path; files the build compiles first) whose translation unit
+defines a function of it that may lock, as a ParsedFile of its own (cparse.view), so its regions are found, reported with the
 header as their file, and extracted there: the generated functions are `static inline` (no
 unused-function warning in the files that do not call them) and placed, with their context
 structs, before the enclosing function, under the header's include guard, so each translation
@@ -17,6 +17,7 @@ have `static inline` accessors next to them, which the header's sections use).
 
 import re
 from pathlib import Path
+from typing import Callable
 
 import clang.cindex as ci
 
@@ -30,14 +31,17 @@ from rclify.transform.regions import Region
 K = ci.CursorKind
 
 
-def header_views(parsed: dict[Path, ParsedFile], root: Path, names: set[str]) -> dict[Path, ParsedFile]:
+def header_views(parsed: dict[Path, ParsedFile], root: Path, names: set[str],
+                 built: Callable[[Path], bool] = lambda _: True) -> dict[Path, ParsedFile]:
     """{resolved header path: its view} for the headers under root that define a function
-    whose text names a lock operation (names)."""
+    whose text names a lock operation (names), each seen through a C file the build compiles
+    where one includes it (libuv's src/win/fs-fd-hash-inl.h has none: its view's includer is a
+    file no compile check can verify)."""
     wanted = [n.encode() for n in names]
     views: dict[Path, ParsedFile] = {}
     resolved: dict[str, Path | None] = {}  # libclang's file name -> a header under root, or None
     data: dict[Path, bytes] = {}
-    for path in sorted(parsed):
+    for path in sorted(parsed, key=lambda p: (not built(p), p)):
         pf = parsed[path]
         for fn in pf.tu.cursor.get_children():
             if fn.kind != K.FUNCTION_DECL or not fn.is_definition() or fn.location.file is None:
@@ -55,6 +59,7 @@ def header_views(parsed: dict[Path, ParsedFile], root: Path, names: set[str]) ->
             if any(n in text for n in wanted):
                 view = cparse.view(pf, name)
                 view.guard_line = include_guard(data[header].decode("utf-8", errors="surrogateescape"))
+                view.includer = path
                 views[header] = view
     return views
 

@@ -69,7 +69,7 @@ WHY = {
     Reason.HOIST_NOT_SIMPLE: "a variable declared in the region and used after it has a declaration that cannot be split",
     Reason.PREPROCESSOR_CONDITIONAL: "an #if/#endif pair is split by the region's boundaries",
     Reason.TRYLOCK: "trylock regions are run in hybrid mode",
-    Reason.NOT_BUILT: "the file is not compiled by this build (not in its compile database): its locks are rewritten, nothing is extracted that no compile check could verify",
+    Reason.NOT_BUILT: "the file is not compiled by this build (not in its compile database; a header: no C file it lists includes it): its locks are rewritten, nothing is extracted that no compile check could verify",
     Reason.CXX_SOURCE: "the region is in a C++ file: rclify extracts C only; its lock calls run in hybrid mode",
     Reason.FILE_LEFT_UNCHANGED: "the file was left as it was (see files_left_unchanged) so that every file that "
                                 "compiled still does: its lock calls stay pthread calls",

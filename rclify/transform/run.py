@@ -110,7 +110,7 @@ def analyse_tree(root: Path, files: list[Path], config_path: Path, options: Opti
     try:
         outcome.build_flags = flags.source
         with _timed(outcome, "libclang_s"):
-            analysis = analyse(root, files, flags.for_file, options.jobs, progress)
+            analysis = analyse(root, files, flags.for_file, options.jobs, progress, flags.built)
         cleanups.append(analysis.cleanup)
         _record_analysis(analysis, outcome, progress)
 
@@ -129,7 +129,8 @@ def analyse_tree(root: Path, files: list[Path], config_path: Path, options: Opti
             for path, view in analysis.headers.items():
                 headers.refuse_unsafe(view, regions[path])
             for path, found in regions.items():
-                if path.suffix == ".c" and not flags.built(path):  # no compile check could verify them
+                seen_through = sources[path].includer or path  # a header: the C file it was read in
+                if seen_through.suffix == ".c" and not flags.built(seen_through):  # no compile check could verify them
                     for region in found:
                         region.problems.insert(0, (Reason.NOT_BUILT, region.line))
                 _refuse_kept(str(path.relative_to(root)), found, kept)
