@@ -74,3 +74,26 @@ def test_each_file_uses_its_own_static_wrapper(tmp_path):
         run = subprocess.run(["./prog"], cwd=tree, capture_output=True, text=True, timeout=60,
                              env={"RCLIFY_LOCKS": locks, "PATH": "/usr/bin:/bin"})
         assert (run.returncode, run.stdout) == (0, "240000\n"), (locks, run.stderr)
+
+
+def test_a_wrapper_over_a_wrapper_of_a_later_file_is_found(tmp_path):
+    """A file read before the one defining the wrapper it calls (libuv's os390 `before_fork()` over
+    `uv_mutex_lock`, defined in thread.c) still has its wrapper found: the vocabulary is read to
+    a fixpoint over every parsed file, whatever their order.  a_fork.c names pthread_mutex_init,
+    so it is parsed in the first round, before z_lock.c's wrapper is known."""
+    (tmp_path / "a_fork.c").write_text(
+        "#include <pthread.h>\nvoid my_lock(pthread_mutex_t *m);\nvoid my_unlock(pthread_mutex_t *m);\n"
+        "static pthread_mutex_t g;\nstatic long n;\n"
+        "void setup(void) { pthread_mutex_init(&g, NULL); }\n"
+        "static void hold(void) { my_lock(&g); }\nstatic void release(void) { my_unlock(&g); }\n"
+        "void bump(void)\n{\n    hold();\n    n++;\n    release();\n}\n")
+    (tmp_path / "z_lock.c").write_text(
+        "#include <pthread.h>\nvoid my_lock(pthread_mutex_t *m) { pthread_mutex_lock(m); }\n"
+        "void my_unlock(pthread_mutex_t *m) { pthread_mutex_unlock(m); }\n")
+    report = tmp_path.parent / f"{tmp_path.name}.json"
+    proc = subprocess.run([sys.executable, "-m", "rclify", "transform", str(tmp_path), "--dry-run", "-q",
+                           "--report", str(report)], capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(report.read_text())
+    assert {w["name"] for w in data["wrappers"]} >= {"hold", "release", "my_lock", "my_unlock"}
+    assert [(r["file"], r["function"], r["status"]) for r in data["regions"]] == [("a_fork.c", "bump", "extracted")]

@@ -4,6 +4,7 @@ libclang sees the code after preprocessing and spatch keeps macro bodies as toke
 questions rclify asks about directives are answered here, from the file's text.
 """
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -127,6 +128,21 @@ def define_around(text: str, line: int) -> str | None:
 _DIRECTIVE = re.compile(rb"^[ \t]*#[ \t]*(if|ifdef|ifndef|elif|else|endif)\b", re.M)
 
 
+@functools.lru_cache(maxsize=64)
+def _conditionals(data: bytes) -> tuple[tuple[int, str, str, int, bool], ...]:
+    """Every #if/#ifdef/#ifndef/#elif/#else/#endif of data, in order: (its offset, its word, its
+    text with continuation lines joined, the offset of its end (-1: the file's), an include
+    guard's #ifndef?).  Cached: a header's hundreds of #defines each ask for the conditions
+    around them (libuv: 2 minutes of rescanning before)."""
+    out = []
+    for m in _DIRECTIVE.finditer(data):
+        word = m.group(1).decode()
+        line, end = _directive_text(data, m.start())
+        guard = word in ("if", "ifdef", "ifndef") and _is_include_guard(line, data, end)
+        out.append((m.start(), word, line, end, guard))
+    return tuple(out)
+
+
 def guards_at(data: bytes, offset: int, since: int = 0) -> list[str]:
     """The conditions under which offset is compiled, as `#if` lines, outermost first, counting only
     the #if blocks opened at or after `since` (those opened before hold at `since` too): in a first
@@ -137,13 +153,12 @@ def guards_at(data: bytes, offset: int, since: int = 0) -> list[str]:
     # each open block: (its opening line, the expressions of the branches before this one, the
     # current branch's expression or None for #else, an include guard?)
     stack: list[tuple[str, list[str], str | None, bool]] = []
-    for m in _DIRECTIVE.finditer(data, 0, offset):
-        word = m.group(1).decode()
-        line, end = _directive_text(data, m.start())
+    for start, word, line, _, guard in _conditionals(data):
+        if start >= offset:
+            break
         if word in ("if", "ifdef", "ifndef"):
-            guard = _is_include_guard(line, data, end)
             # a block opened before `since` holds there too: never a condition (no expression kept)
-            stack.append((line, [], _expression(word, line), guard) if m.start() >= since else ("", [], None, True))
+            stack.append((line, [], _expression(word, line), guard) if start >= since else ("", [], None, True))
         elif word in ("elif", "else") and stack:
             opening, before, current, guard = stack[-1]
             if current is not None:
@@ -168,16 +183,14 @@ def other_branches(data: bytes, offset: int, since: int = 0) -> list[tuple[int, 
     offset, other than the branch offset is in (where the same name may be declared differently)."""
     blocks: list[list[list[int]] | None] = []  # per open block: [start, end] of each branch so far
     ranges: list[tuple[int, int]] = []
-    for m in _DIRECTIVE.finditer(data):
-        word = m.group(1).decode()
-        after = _directive_text(data, m.start())[1]  # a branch starts after its directive's line
-        after = len(data) if after < 0 else after
+    for start, word, _, after, _ in _conditionals(data):
+        after = len(data) if after < 0 else after  # a branch starts after its directive's line
         if word in ("if", "ifdef", "ifndef"):
-            blocks.append([[after, len(data)]] if m.start() >= since else None)
+            blocks.append([[after, len(data)]] if start >= since else None)
         elif word in ("elif", "else", "endif") and blocks:
             branches = blocks[-1]
             if branches is not None:
-                branches[-1][1] = m.start()
+                branches[-1][1] = start
                 if word != "endif":
                     branches.append([after, len(data)])
             if word == "endif":

@@ -10,6 +10,7 @@ C files that define functions the locking files call, for the thread-local state
 (thread_state.py) only.
 """
 
+import re
 import shutil
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
@@ -22,6 +23,7 @@ import clang.cindex as ci
 from rclify.ctext import cparse
 from rclify.ctext.cparse import ParsedFile
 from rclify.ctext.preprocessor import quoted_includes
+from rclify.ctext.tokens import code_only
 from rclify.errors import ParseError
 from rclify.transform.headers import header_views, includes_locking_header
 from rclify.transform.region_bounds import find_regions
@@ -76,11 +78,6 @@ class FunctionRegions:
     regions: list[Region] = field(default_factory=list)
 
 
-def _mentions(path: Path, names: set[str]) -> bool:
-    text = path.read_bytes()
-    return any(name.encode() in text for name in names)
-
-
 def analyse(root: Path, files: list[Path], flags_for: Callable[[Path], list[str]], jobs: int,
             progress: Callable[[str], None], built: Callable[[Path], bool] = lambda _: True) -> Analysis:
     """Parses the C files that lock (files spatch could not parse too: they are reported);
@@ -89,16 +86,22 @@ def analyse(root: Path, files: list[Path], flags_for: Callable[[Path], list[str]
     candidates = [f for f in files if f.suffix == ".c"]
     lock_names = {"pthread_mutex_lock", "pthread_mutex_unlock", "pthread_mutex_trylock"}
     with_header = includes_locking_header(files, lock_names)  # functions of headers lock too
-    seeds = set(_seed(files))  # lock macros of headers
+    tree = _TreeText(files)
+    seeds = tree.naming(_MUTEX_FUNCTION.search)  # lock macros of headers
     todo = [f for f in candidates if f in seeds or with_header(f)]
     while todo:
         result.parse_all(root, todo, jobs, progress)
-        for add in (add_macros, add_wrappers):  # every file's macros before any file's wrappers
-            for path in todo:
-                if path in result.parsed:
-                    add(result.parsed[path], root, result.vocab)
+        for path in todo:  # every file's macros before any file's wrappers
+            if path in result.parsed:
+                add_macros(result.parsed[path], root, result.vocab)
+        known = -1
+        while known != len(result.vocab.wrappers):  # a wrapper over one found in a later file
+            known = len(result.vocab.wrappers)      # (libuv's before_fork over uv_mutex_lock)
+            for parsed in result.parsed.values():
+                add_wrappers(parsed, root, result.vocab)
         names = set(result.vocab.macros) | set(result.vocab.wrappers)
-        todo = [f for f in candidates if f not in result.parsed and _mentions(f, names)]
+        using = tree.naming(_naming(names), _used_in_a_body(names))  # or their headers' functions
+        todo = [f for f in candidates if f not in result.parsed and f in using]
     for parsed in result.parsed.values():
         result.stubbed_headers.extend(h for h in parsed.stubbed if h not in result.stubbed_headers)
     result.headers = header_views(result.parsed, root, result.vocab.names(), built)
@@ -159,19 +162,62 @@ def regions_of(parsed: ParsedFile, vocab: Vocabulary) -> list[FunctionRegions]:
     return out
 
 
-def _seed(files: list[Path]) -> list[Path]:
-    """The C files to parse first: those naming the pthread mutex API, and those including (through
-    any chain of the tree's headers) a header that does, where lock macros are usually defined
-    (libmicrohttpd's mhd_locks.h, reached through internal.h).  The fixpoint finds the rest."""
-    texts = {f: f.read_bytes() for f in files}
-    locking = {f.name for f in files if f.suffix != ".c" and b"pthread_mutex" in texts[f]}
-    includes = {f: {Path(name).name for name in quoted_includes(texts[f].decode(errors="replace"))}
-                for f in files}
-    changed = True
-    while changed:  # a header including a locking header is one too
-        changed = False
-        for f in files:
-            if f.suffix != ".c" and f.name not in locking and includes[f] & locking:
-                locking.add(f.name)
-                changed = True
-    return [f for f in files if f.suffix == ".c" and (b"pthread_mutex" in texts[f] or includes[f] & locking)]
+class _TreeText:
+    """The tree's files as bytes, and which of the tree's headers each includes (by base name)."""
+
+    def __init__(self, files: list[Path]):
+        self.files = files
+        self.texts = {f: f.read_bytes() for f in files}
+        self.includes = {f: {Path(name).name for name in quoted_includes(self.texts[f].decode(errors="replace"))}
+                         for f in files}
+
+    def naming(self, names: Callable[[bytes], object], in_header: Callable[[bytes], object] | None = None
+               ) -> set[Path]:
+        """The C files whose text names what names() finds, or that include (through any chain of
+        the tree's headers) a header where in_header() (default: names()) does.  Seeds: a pthread mutex function, where lock macros
+        are usually defined (libmicrohttpd's mhd_locks.h, reached through internal.h).  The type
+        alone does not count: libuv's uv/unix.h, `typedef pthread_mutex_t uv_mutex_t` and included
+        by all its 278 files, made every file a seed (a minute of parsing).  Then the tree's lock
+        macros and wrappers: libuv's win/fs.c locks through fs-fd-hash-inl.h's functions only."""
+        in_header = in_header or names
+        found = {f.name for f in self.files if f.suffix != ".c" and in_header(self.texts[f])}
+        changed = True
+        while changed:  # a header including a header that names them is one too
+            changed = False
+            for f in self.files:
+                if f.suffix != ".c" and f.name not in found and self.includes[f] & found:
+                    found.add(f.name)
+                    changed = True
+        return {f for f in self.files if f.suffix == ".c" and (names(self.texts[f]) or self.includes[f] & found)}
+
+
+def _naming(names: set[str]) -> Callable[[bytes], bool]:
+    wanted = [n.encode() for n in names]
+    return lambda text: any(n in text for n in wanted)
+
+
+def _used_in_a_body(names: set[str]) -> Callable[[bytes], bool]:
+    """A test for a header's text: does it name one of names inside braces (a function's body),
+    where a prototype (uv.h's `void uv_mutex_lock(uv_mutex_t*);`) does not count?  A C++
+    `extern "C" {` opens no body."""
+    quick = _naming(names)
+    pattern = re.compile(r"\b(?:" + "|".join(map(re.escape, sorted(names))) + r")\b|extern\s*\"\s*\"\s*\{|[{}]")
+
+    def test(text: bytes) -> bool:
+        if not names or not quick(text):
+            return False
+        depth = 0
+        for m in pattern.finditer(code_only(text.decode("utf-8", errors="surrogateescape"))):
+            token = m.group()
+            if token == "{":
+                depth += 1
+            elif token == "}":
+                depth = max(0, depth - 1)
+            elif not token.startswith("extern") and depth > 0:
+                return True
+        return False
+
+    return test
+
+
+_MUTEX_FUNCTION = re.compile(rb"\bpthread_mutex_(?!t\b)\w")  # pthread_mutex_lock, _init, ...: not the type

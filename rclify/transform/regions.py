@@ -112,9 +112,11 @@ class Region:
         return spans + [self.loop.released] if self.loop is not None else spans
 
     def wrappers_used(self) -> list[Wrapper]:
-        """The wrappers whose generated functions the section uses: the lock's accessor, the
-        work functions of the wrappers that take and release the lock."""
-        found = [self.lock.wrapper, self.end_work_of, *(e.work_of for e in self.exits)]
+        """The wrappers whose generated functions the section uses: the lock's accessor (and those
+        of the wrappers it goes through, which it calls), the work functions of the wrappers that
+        take and release the lock."""
+        found = [*(self.lock.wrapper.chain() if self.lock.wrapper else []), self.end_work_of,
+                 *(e.work_of for e in self.exits)]
         return list({w.name: w for w in found if w is not None}.values())
 
     @property

@@ -90,10 +90,15 @@ class FileRenderer:
         # -Wredundant-decls), not before: its parameter types may be declared further down
         needed = {w.name: w for w in [*self.accessors_used.values(), *accessors_defined_here]}
         defined = {w.name for w in accessors_defined_here}
+        called_at: dict[str, int] = {}  # an inner wrapper's accessor: called by an accessor defined here
+        for outer in accessors_defined_here:
+            for inner in outer.chain()[1:]:
+                called_at[inner.name] = min(outer.end_offset, called_at.get(inner.name, outer.end_offset))
         where: dict[int, list[Wrapper]] = {}
         for w in sorted(needed.values(), key=lambda w: w.name):
             first = min(self._first_use.get(w.name, len(self.parsed.data)),
-                        w.end_offset if w.name in defined else len(self.parsed.data))
+                        w.end_offset if w.name in defined else len(self.parsed.data),
+                        called_at.get(w.name, len(self.parsed.data)))
             where.setdefault(first, []).append(w)
         for first, wrappers in sorted(where.items()):
             text = "".join(f"{prototype};\n" for w in wrappers

@@ -267,7 +267,7 @@ def _record_analysis(analysis: Analysis, outcome: Outcome, progress: Progress) -
         progress(f"headers not found, parsed as empty: {', '.join(outcome.stubbed_headers[:5])}"
                  f"{' ...' if len(outcome.stubbed_headers) > 5 else ''}")
     outcome.wrappers = [
-        {"name": w.name, "kind": w.kind, "file": w.file, "lock": w.expr, "params": list(w.params)}
+        {"name": w.name, "kind": w.kind, "file": w.file, "lock": w.identity or w.expr, "params": list(w.params)}
         for w in sorted(analysis.vocab.wrappers.values(), key=lambda w: w.name)
     ]
 

@@ -84,6 +84,19 @@ class Wrapper:
     work: str = ""  # its statements that are not the lock call: after a lock, before an unlock
     work_line: int = 0  # the line they start on (the generated copy keeps it with #line)
     returns_mutex: bool = False  # `lock(m); return m;`: a cleanup guard's constructor
+    # a wrapper over another wrapper (libuv's os390 `before_fork()` over `uv_mutex_lock(&l)`): that
+    # one, whose accessor expr calls, and the mutex itself, `&l` (what identifies the lock, and
+    # pairs the lock with an unlock through another wrapper)
+    inner: "Wrapper | None" = None
+    identity: str = ""
+
+    def chain(self) -> list["Wrapper"]:
+        """This wrapper and those it goes through, outermost first."""
+        out, w = [], self
+        while w is not None:
+            out.append(w)
+            w = w.inner
+        return out
 
     @property
     def accessor(self) -> str:
@@ -358,7 +371,7 @@ def _classify_call(tokens: list[Token], text: str, vocab: Vocabulary, depth: int
     if macro is not None:
         return _expanded(macro, args, vocab, depth)
     wrapper = vocab.wrappers[name]
-    expr = substitute(wrapper.expr, wrapper.params, args)
+    expr = substitute(wrapper.identity or wrapper.expr, wrapper.params, args)
     if expr is None:
         return None
     expr = _member_through_address(expr)  # take(&a->lk): `&((&a->lk))->m` is `&a->lk.m`
@@ -820,9 +833,11 @@ def add_macros(parsed: ParsedFile, root: Path, vocab: Vocabulary) -> None:
         name = file.name
         if name not in in_tree:
             in_tree[name] = Path(name).resolve().is_relative_to(root)
+        if not in_tree[name]:
+            continue  # a system macro
         where = (name, cursor.extent.start.offset)
-        if not in_tree[name] or where in vocab.read:
-            continue  # a system macro, or read through another file
+        if where in vocab.read:
+            continue  # read through another file
         vocab.read.add(where)
         definition = macro_definition(cursor)
         if definition:
@@ -899,6 +914,7 @@ def add_wrappers(parsed: ParsedFile, root: Path, vocab: Vocabulary) -> None:
                 file=str(here.path.resolve().relative_to(root)), is_static=fn.storage_class == ci.StorageClass.STATIC,
                 start_offset=fn.extent.start.offset, end_offset=fn.extent.end.offset, in_header=in_header,
                 work=shape.work, work_line=shape.work_line, returns_mutex=shape.returns_mutex,
+                inner=shape.op.wrapper, identity=shape.op.wrapper_expr if shape.op.wrapper is not None else "",
             )
             if twin:
                 if wrapper.file != known.file:
