@@ -112,6 +112,8 @@ static struct prof_thread *prof_thread(void)
     if (__builtin_expect(t->registered, 1))
         return t;
     t->registered = 1;
+    int cancel; /* open() and read() are cancellation points; a lock operation is not */
+    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
     t->start_ns = proc_start_ns("/proc/thread-self/stat");
     if (!t->start_ns)
         t->start_ns = boot_ns();
@@ -120,6 +122,7 @@ static struct prof_thread *prof_thread(void)
         prof_pmu_open(&t->pmu);
     if (gettid() != getpid()) /* the main thread is counted from /proc at exit */
         pthread_setspecific(prof_key, t);
+    pthread_setcancelstate(cancel, NULL);
     return t;
 }
 

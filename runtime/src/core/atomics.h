@@ -90,6 +90,20 @@ static inline int rcl_futex_wake(int *word, int n)
     return (int)syscall(SYS_futex, word, FUTEX_WAKE_PRIVATE, n, NULL, NULL, 0);
 }
 
+/* Sleeps of the lock paths, through syscall() because nanosleep() and clock_nanosleep() are
+ * cancellation points and pthread_mutex_lock/timedlock are not: a thread cancelled while it
+ * waits for a lock would leave the lock's queue with its node in it. */
+static inline void rcl_sleep_ns(long ns)
+{
+    struct timespec ts = { ns / 1000000000L, ns % 1000000000L };
+    syscall(SYS_clock_nanosleep, CLOCK_MONOTONIC, 0, &ts, NULL);
+}
+
+static inline void rcl_sleep_until(clockid_t clock, const struct timespec *abstime)
+{
+    syscall(SYS_clock_nanosleep, clock, TIMER_ABSTIME, abstime, NULL);
+}
+
 /* Deadlines of the timed operations: the clocks pthread_mutex_clocklock / pthread_cond_clockwait
  * accept, and a well-formed absolute time. */
 static inline int rcl_clock_valid(clockid_t clock)

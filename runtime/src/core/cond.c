@@ -9,6 +9,12 @@
  *
  * On an RCL servicing thread (a wait inside an extracted section), the server first makes sure
  * another servicing thread is free, so that the sections that will signal can run.
+ *
+ * The wait is a cancellation point, as pthread_cond_wait is (squashfs-tools cancels its workers
+ * while they wait, then joins them): the sleep runs with asynchronous cancellation, as glibc's
+ * own futex waits do, and a cancelled waiter takes the mutex back before the program's cleanup
+ * handlers run (wait_cancelled), waking the other waiters in case a signal meant for one of them
+ * reached it (spurious wakeups are allowed, a lost signal is not).
  */
 #define _GNU_SOURCE /* pthread_cond_clockwait */
 #include <errno.h>
@@ -37,6 +43,33 @@ int rcl_cond_destroy(rcl_cond_t *c)
 
 __thread int rcl_serving_others;
 
+struct waiting {
+    rcl_cond_t *c;
+    rcl_mutex_t *m;
+    const struct rcl_lock_ops *ops;
+};
+
+static void wait_cancelled(void *arg)
+{
+    struct waiting *w = arg;
+    add_acq_rel(&w->c->seq, 1);
+    rcl_futex_wake((int *)&w->c->seq, INT_MAX);
+    w->ops->reacquire_after_wait(w->m);
+    add_acq_rel(&w->c->waiters, -1);
+}
+
+/* One futex sleep, cancellable (the futex syscall itself is no cancellation point). */
+static int cancellable_sleep(int *word, int value, const struct timespec *abstime, clockid_t clock)
+{
+    int type;
+    pthread_setcanceltype(PTHREAD_CANCEL_ASYNCHRONOUS, &type);
+    int rc = rcl_futex_wait_abs(word, value, abstime, (int)clock);
+    int err = errno;
+    pthread_setcanceltype(type, NULL);
+    errno = err;
+    return rc;
+}
+
 /* abstime (NULL: none) is on `clock`. */
 static int futex_wait(rcl_cond_t *c, rcl_mutex_t *m, const struct rcl_lock_ops *ops,
                       const struct timespec *abstime, clockid_t clock)
@@ -56,8 +89,10 @@ static int futex_wait(rcl_cond_t *c, rcl_mutex_t *m, const struct rcl_lock_ops *
     }
     rcl_server_prepare_block();
     int result = 0;
+    struct waiting w = { c, m, ops };
+    pthread_cleanup_push(wait_cancelled, &w);
     for (;;) {
-        if (rcl_futex_wait_abs((int *)&c->seq, (int)seq, abstime, (int)clock) == 0)
+        if (cancellable_sleep((int *)&c->seq, (int)seq, abstime, clock) == 0)
             break; /* woken (or spuriously: allowed) */
         if (errno == ETIMEDOUT) {
             result = ETIMEDOUT;
@@ -71,6 +106,7 @@ static int futex_wait(rcl_cond_t *c, rcl_mutex_t *m, const struct rcl_lock_ops *
         }
         /* EINTR: sleep again */
     }
+    pthread_cleanup_pop(0);
     ops->reacquire_after_wait(m);
     add_acq_rel(&c->waiters, -1);
     errno = saved_errno;

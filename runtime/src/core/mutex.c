@@ -4,8 +4,10 @@
  * one thread moves alg from UNRESOLVED to RESOLVING with a CAS, sets the lock up, then publishes
  * impl and the final alg with a release store; others wait for it.  A lock initialised inside a
  * call of one of the program's lock helpers takes the configuration of that call's site
- * (rcl_lock_site_enter, RCL_LOCK_SITE in rclify.h) instead of the helper's own.
+ * (rcl_lock_site_enter, RCL_LOCK_SITE in rclify.h) instead of the helper's own.  A lock created
+ * with attributes only a pthread mutex honours (needs_posix) is posix whatever its configuration.
  */
+#define _GNU_SOURCE /* pthread_mutexattr_getrobust */
 #include <errno.h>
 #include <sched.h>
 #include <string.h>
@@ -18,11 +20,14 @@ static const struct rcl_lock_ops *ops_of(int alg)
     return rcl_algorithms[alg];
 }
 
-/* Sets the lock up for its effective configuration; the caller owns m (RESOLVING or init). */
-static int setup(rcl_mutex_t *m, int *alg_out)
+/* Sets the lock up for its effective configuration (posix when posix_only); the caller owns m
+ * (RESOLVING or init). */
+static int setup(rcl_mutex_t *m, int *alg_out, int posix_only)
 {
     rcl_lock_config_t cfg;
     rcl_config_resolve(&m->config, &cfg);
+    if (posix_only)
+        cfg.algorithm = RCL_ALG_POSIX;
     m->config = cfg;
     m->impl = NULL;
     int rc = ops_of(cfg.algorithm)->init(m);
@@ -38,7 +43,7 @@ static int resolve(rcl_mutex_t *m)
         return alg;
     int expected = RCL_ALG_UNRESOLVED;
     if (alg == RCL_ALG_UNRESOLVED && cas_acquire(&m->alg, &expected, RCL_ALG_RESOLVING)) {
-        int rc = setup(m, &alg);
+        int rc = setup(m, &alg, 0);
         if (rc != 0)
             rcl_fatal("lock %s: cannot set up algorithm %s: %s", rcl_lock_name(m), rcl_algorithm_name(alg),
                       strerror(rc));
@@ -84,6 +89,22 @@ static const rcl_lock_site_t *open_site_for(const rcl_lock_config_t *config)
     return NULL;
 }
 
+/* Attributes whose meaning only the pthread mutex has: shared between processes (fio's locks in
+ * shared memory: the other algorithms keep their state in this process's memory and sleep on
+ * process-private futexes, so they excluded nothing across processes), robust (EOWNERDEAD when
+ * the owner dies), a priority protocol (inheritance, ceilings). */
+static int needs_posix(const pthread_mutexattr_t *attr)
+{
+    int value;
+    if (!attr)
+        return 0;
+    if (pthread_mutexattr_getpshared(attr, &value) == 0 && value == PTHREAD_PROCESS_SHARED)
+        return 1;
+    if (pthread_mutexattr_getrobust(attr, &value) == 0 && value == PTHREAD_MUTEX_ROBUST)
+        return 1;
+    return pthread_mutexattr_getprotocol(attr, &value) == 0 && value != PTHREAD_PRIO_NONE;
+}
+
 int rcl_mutex_init(rcl_mutex_t *m, const pthread_mutexattr_t *attr, const rcl_lock_config_t *config)
 {
     int kind = PTHREAD_MUTEX_DEFAULT;
@@ -98,7 +119,7 @@ int rcl_mutex_init(rcl_mutex_t *m, const pthread_mutexattr_t *attr, const rcl_lo
     if (rc != 0)
         return rc;
     int alg;
-    rc = setup(m, &alg);
+    rc = setup(m, &alg, needs_posix(attr));
     if (rc != 0) {
         pthread_mutex_destroy(&m->posix);
         return rc;

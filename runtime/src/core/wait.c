@@ -133,9 +133,7 @@ void rcl_wait_step(unsigned *spins, int policy)
     }
     /* park / auto with nothing to sleep on: short sleeps, growing to 1 ms */
     unsigned shift = n - spin_budget(policy) - 64;
-    long ns = 1000L << (shift < 10 ? shift : 10);
-    struct timespec ts = { 0, ns };
-    nanosleep(&ts, NULL);
+    rcl_sleep_ns(1000L << (shift < 10 ? shift : 10));
 }
 
 static void after_fork_child(void)

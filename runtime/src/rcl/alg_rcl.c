@@ -320,12 +320,10 @@ static int remote_trylock(rcl_mutex_t *m)
 /* Sleeps until the deadline or for at most max_ns, whichever comes first. */
 static void sleep_until(clockid_t clock, const struct timespec *abstime, int64_t left, int64_t max_ns)
 {
-    if (left > max_ns) {
-        struct timespec ts = { 0, (long)max_ns };
-        nanosleep(&ts, NULL);
-    } else {
-        clock_nanosleep(clock, TIMER_ABSTIME, abstime, NULL);
-    }
+    if (left > max_ns)
+        rcl_sleep_ns((long)max_ns);
+    else
+        rcl_sleep_until(clock, abstime);
 }
 
 /* take_local with a deadline: on a servicing thread of l's own server, nothing was posted, so

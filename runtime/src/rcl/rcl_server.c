@@ -15,6 +15,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -222,6 +223,8 @@ static void set_prio(pthread_t t, int prio)
     pthread_setschedprio(t, prio);
 }
 
+static int create_thread(pthread_t *tid, const pthread_attr_t *attr, void *(*fn)(void *), void *arg);
+
 /* Creates a detached thread of the server, pinned to its CPU, under FIFO when the server uses it. */
 static int spawn(struct rcl_server *s, void *(*fn)(void *), void *arg, int prio, pthread_t *tid)
 {
@@ -240,11 +243,11 @@ static int spawn(struct rcl_server *s, void *(*fn)(void *), void *arg, int prio,
         pthread_attr_setschedpolicy(&attr, SCHED_FIFO);
         pthread_attr_setschedparam(&attr, &sp);
     }
-    int rc = pthread_create(tid, &attr, fn, arg);
+    int rc = create_thread(tid, &attr, fn, arg);
     if (rc == EPERM && s->fifo) { /* not permitted: degraded mode from now on */
         s->fifo = 0;
         pthread_attr_setinheritsched(&attr, PTHREAD_INHERIT_SCHED);
-        rc = pthread_create(tid, &attr, fn, arg);
+        rc = create_thread(tid, &attr, fn, arg);
     }
     if (rc == EINVAL && s->cpu >= 0) { /* CPU not available here: run unpinned */
         fprintf(stderr, "rclify: server %d: cannot pin to cpu %d, running unpinned\n", s->index, s->cpu);
@@ -253,6 +256,20 @@ static int spawn(struct rcl_server *s, void *(*fn)(void *), void *arg, int prio,
         return spawn(s, fn, arg, prio, tid);
     }
     pthread_attr_destroy(&attr);
+    return rc;
+}
+
+/* A server's threads take no signal: created with every signal blocked, they inherit that mask
+ * rather than the creating thread's.  A program that blocks a signal in all its own threads
+ * (mksquashfs blocks SIGINT and waits for it with sigwait) would otherwise have it delivered to a
+ * server thread, whose handler -- mksquashfs's calls pthread_exit -- would end the server. */
+static int create_thread(pthread_t *tid, const pthread_attr_t *attr, void *(*fn)(void *), void *arg)
+{
+    sigset_t all, before;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &before);
+    int rc = pthread_create(tid, attr, fn, arg);
+    pthread_sigmask(SIG_SETMASK, &before, NULL);
     return rc;
 }
 
