@@ -1,6 +1,8 @@
 /* Parameters declared as arrays are pointers in the function: a `va_list` parameter (ag's
  * vplog(level, fmt, va_list args)), `long totals[2]`, `const int steps[]` reassigned in the
- * section.  Four threads log, add and walk under one lock. */
+ * section; a parameter declared as a function is a pointer to it (fio's exit_thread(...,
+ * void fn(struct writer_thread *)), reassigned in the section.  Four threads log, add, walk and
+ * apply under one lock. */
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -46,6 +48,27 @@ static void walk(const int steps[], int skip)
     pthread_mutex_unlock(&journal_lock);
 }
 
+static long applied;
+
+static void bump_one(long *n)
+{
+    (*n)++;
+}
+
+static void bump_two(long *n)
+{
+    *n += 2;
+}
+
+static void apply(void step(long *), int twice)
+{
+    pthread_mutex_lock(&journal_lock);
+    if (twice)
+        step = bump_two;
+    step(&applied);
+    pthread_mutex_unlock(&journal_lock);
+}
+
 static long totals[2];
 static const int steps[4] = {1, 2, 3, 4};
 
@@ -56,6 +79,7 @@ static void *worker(void *arg)
         record("worker %ld round %ld", id, i);
         add(totals, id + 1);
         walk(steps, (int)(i % 4));
+        apply(bump_one, (int)(i % 2));
     }
     return NULL;
 }
@@ -71,9 +95,10 @@ int main(void)
     printf("lines=%ld\n", lines);
     printf("totals=%ld %ld\n", totals[0], totals[1]);
     printf("walked=%ld\n", walked);
+    printf("applied=%ld\n", applied);
     printf("last line well formed=%d\n", last_ok);
     if (lines != (long)THREADS * ROUNDS || totals[0] != (long)ROUNDS * THREADS * (THREADS + 1) / 2 ||
-        totals[1] != (long)THREADS * ROUNDS || walked != (long)THREADS * ROUNDS / 4 * 10 || !last_ok) {
+        totals[1] != (long)THREADS * ROUNDS || walked != (long)THREADS * ROUNDS / 4 * 10 || applied != (long)THREADS * ROUNDS / 2 * 3 || !last_ok) {
         fprintf(stderr, "wrong totals\n");
         return 1;
     }

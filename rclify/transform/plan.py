@@ -297,7 +297,9 @@ def _capture(parsed: ParsedFile, region: Region, name: str, cursor: ci.Cursor, b
     # a parameter declared as an array (`int v[4]`, ag's `va_list args`) is a pointer to its first
     # element: `&args` is `__va_list_tag **`, not `va_list *`
     decayed = cursor.kind == K.PARM_DECL and kind in (T.CONSTANTARRAY, T.INCOMPLETEARRAY)
-    if decayed:
+    # and one declared as a function (fio's `void fn(struct writer_thread *)`) is a pointer to it
+    function = cursor.kind == K.PARM_DECL and kind in (T.FUNCTIONPROTO, T.FUNCTIONNOPROTO)
+    if decayed or function:
         kind = T.POINTER
     by_value = (kind in _SCALARS and _only_read(name, body) and not written_elsewhere
                 and not _in_macro_argument(parsed, name, region))
@@ -307,8 +309,8 @@ def _capture(parsed: ParsedFile, region: Region, name: str, cursor: ci.Cursor, b
     if guards and _declared_in_another_branch(parsed, name, declared_at, fn_start):
         raise Refusal(Reason.CONDITIONAL_DECLARATION)
     guards = [g for g in guards if g != parsed.guard_line]  # a header's include guard is no condition
-    if decayed:  # its type, written so that spatch and the declarator syntax leave it alone
-        pointer = f"__typeof__(&(*(__typeof__({spelling}) *)0)[0])"
+    if decayed or function:  # its type, written so that spatch and the declarator syntax leave it alone
+        pointer = f"__typeof__({spelling}) *" if function else f"__typeof__(&(*(__typeof__({spelling}) *)0)[0])"
         if by_value:
             return Capture(name, f"{pointer} {name}", name, f"rclify_ctx->{name}", guards)
         return Capture(name, f"{pointer} *{name}", f"&{name}", f"(*rclify_ctx->{name})", guards)
