@@ -167,3 +167,48 @@ def test_a_header_only_unbuilt_files_include_is_not_built(tmp_path, built_includ
     regions = [(r["file"], r["status"], r.get("reason")) for r in json.loads(report.read_text())["regions"]]
     assert regions == ([("hash_inl.h", "extracted", None)] if built_includes_it
                        else [("hash_inl.h", "hybrid", "not-built")])
+
+
+_GENERATED_HEADER_MAKEFILE = """all: prog
+config-host.h:
+\techo '#define COUNTER_TYPE long' > config-host.h
+prog: config-host.h prog.c
+\t$(CC) -include config-host.h -pthread -c prog.c -o prog.o
+"""
+
+_COUNTER = ("#include <pthread.h>\nstatic pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;\n"
+            "static COUNTER_TYPE counter;\nvoid bump(void)\n{\n    pthread_mutex_lock(&lock);\n"
+            "    counter++;\n    pthread_mutex_unlock(&lock);\n}\n")
+
+
+def _transform_report(tree: Path) -> tuple[dict, str]:
+    report = tree.parent / f"{tree.name}.json"
+    proc = subprocess.run([sys.executable, "-m", "rclify", "transform", str(tree), "--dry-run",
+                           "--report", str(report)], capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(report.read_text()), proc.stdout
+
+
+def test_a_makefile_tree_built_under_bear_keeps_the_forced_includes_its_build_generates(tmp_path):
+    """fio: `make` generates config-host.h and compiles with `-include config-host.h`, a path
+    relative to the build directory; the database's paths moved back into the tree named a file
+    the tree lacks, so no file compiled, in the analysis or in the compile check."""
+    if shutil.which("bear") is None:
+        pytest.fail("bear is not installed (scripts/setup.sh installs it)")
+    (tmp_path / "Makefile").write_text(_GENERATED_HEADER_MAKEFILE)
+    (tmp_path / "prog.c").write_text(_COUNTER)
+    data, out = _transform_report(tmp_path)
+    assert "make under bear" in data["build_flags"]
+    assert not (tmp_path / "config-host.h").exists()  # built in the scratch copy
+    assert [(r["file"], r["status"]) for r in data["regions"]] == [("prog.c", "extracted")]
+    assert data["unverified_files"] == {}
+
+
+def test_changed_files_that_never_compiled_are_reported_unverified(tmp_path):
+    """A changed file that does not compile before the transform either (a header its build would
+    generate, no build to run) cannot be checked for compiling: the summary says so."""
+    (tmp_path / "prog.c").write_text('#include "generated.h"\n' + _COUNTER)
+    data, out = _transform_report(tmp_path)
+    assert list(data["unverified_files"]) == ["prog.c"]
+    assert "generated.h" in data["unverified_files"]["prog.c"]
+    assert "warning: 1 changed files did not compile before the transform either" in out

@@ -78,6 +78,11 @@ def run(args) -> int:
         print(f"  warning: lock_config.h overrides sections that do not exist: {', '.join(outcome.unused_overrides)}")
     for note in outcome.helper_calls_unwrapped:
         print(f"  warning: {note}")
+    if outcome.unverified:
+        print(f"  warning: {len(outcome.unverified)} changed files did not compile before the transform either, with "
+              f"the flags found (give the build's with -p DIR or after --): the compile check found no new error in "
+              f"them, which proves less: {', '.join(sorted(outcome.unverified)[:5])}"
+              + (" ..." if len(outcome.unverified) > 5 else ""))
     for error in outcome.api_errors:
         print(f"  not rewritten (no runtime equivalent): {error}")
     for record in outcome.regions:

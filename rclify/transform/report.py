@@ -32,6 +32,9 @@ class Outcome:
     # calls of lock helpers whose own entry does not reach their lock (lock_helpers.wrap_calls)
     helper_calls_unwrapped: list[str] = field(default_factory=list)
     not_handled: list[dict] = field(default_factory=list)  # pthread_rwlock_* / pthread_spin_* call sites
+    # changed files that did not compile before the transform either (with the flags found): the
+    # compile check could only look for new errors -> the original's first error
+    unverified: dict[str, str] = field(default_factory=dict)
     kept_posix: list[dict] = field(default_factory=list)  # locks and conds that stay pthread ones (kept_posix.py)
     timings: dict[str, float] = field(default_factory=dict)
     unused_overrides: list[str] = field(default_factory=list)  # lock_config.h sections that name none
@@ -78,6 +81,7 @@ def report_json(outcome: Outcome) -> dict:
         "api_errors": outcome.api_errors,
         "api_notes": outcome.api_notes,
         "helper_calls_unwrapped": outcome.helper_calls_unwrapped,
+        "unverified_files": outcome.unverified,
         "not_handled": outcome.not_handled,
         "locks_kept_posix": outcome.kept_posix,
         "section_overrides_unused": outcome.unused_overrides,

@@ -53,6 +53,15 @@ def _gcc(tree: Path, rel: str, flags: list[str]) -> subprocess.CompletedProcess:
                           cwd=tree, capture_output=True, text=True)
 
 
+_LOCATION = re.compile(r"^[^:]*:\d+:\d+: ")
+
+
+def error_messages(tree: Path, rel: str, flags: list[str]) -> set[str]:
+    """gcc's error messages for tree/rel, without their file:line:col (#line keeps lines, not
+    columns)."""
+    return {_LOCATION.sub("", line) for line in _gcc(tree, rel, flags).stderr.splitlines() if ": error:" in line}
+
+
 def compiles(tree: Path, rel: str, flags: list[str]) -> tuple[bool, str]:
     """gcc -fsyntax-only on tree/rel, with its build flags, the tree's headers and the runtime's."""
     proc = _gcc(tree, rel, flags)
@@ -188,8 +197,17 @@ class Staging:
             results = dict(zip(c_files + cxx_files, pool.map(lambda job: self._compiles(*job), checks)))
         broken = {}
         for rel, (ok, error) in results.items():
-            if ok or not self._compiles(rel, self.root)[0]:
-                continue  # compiles, or the original does not compile standalone either: nothing to compare
+            if ok:
+                continue
+            original_ok, original_error = self._compiles(rel, self.root)
+            if not original_ok:  # then only errors the original does not have are the transform's
+                new = [] if is_cxx_source(rel) else sorted(
+                    error_messages(self.dir, rel, self._staged_flags(rel))
+                    - error_messages(self.root, rel, self.flags_for(self.root / rel)))
+                if not new:
+                    self.outcome.unverified[rel] = original_error
+                    continue
+                error = f"{rel}: {new[0]}"
             if self._fallback(rel, changed, extracted_in, error):
                 continue
             broken[rel] = error
