@@ -181,3 +181,19 @@ def test_corpus_rewrites_compile(tmp_path):
             continue
         for source in root.glob("*.c"):
             syntax_check(source, root)
+
+
+def test_a_variable_defined_in_each_branch_of_an_if_is_one_lock(tmp_path):
+    """fio's backend.c: `overlap_check` initialised with the error-checking initializer where it
+    exists, the plain one else.  One object, one lock_config.h entry, named by both initializers
+    (each got RCL_CONFIG_DEFAULT and two dead entries were written before)."""
+    (tmp_path / "backend.c").write_text(
+        "#include <pthread.h>\n#ifdef PTHREAD_ERRORCHECK_MUTEX_INITIALIZER_NP\n"
+        "pthread_mutex_t overlap_check = PTHREAD_ERRORCHECK_MUTEX_INITIALIZER_NP;\n#else\n"
+        "pthread_mutex_t overlap_check = PTHREAD_MUTEX_INITIALIZER;\n#endif\n"
+        "void check(void) { pthread_mutex_lock(&overlap_check); pthread_mutex_unlock(&overlap_check); }\n")
+    table, _ = transform(tmp_path)
+    assert [s.lock_id for s in table.sites] == ["backend.c:overlap_check"]
+    text = (tmp_path / "backend.c").read_text()
+    assert text.count("_INITIALIZER(RCLIFY_LOCK_backend_c_overlap_check)") == 2, text
+    syntax_check(tmp_path / "backend.c", tmp_path)

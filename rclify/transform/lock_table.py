@@ -172,6 +172,10 @@ class LockTable:
         """
         statics = [s for s in self.sites if s.is_variable and s.file == file]
         named = [s for s in statics if not s.function and s.base == element]
+        if len(named) > 1 and not any(s.member for s in named):  # defined in each branch of an #if
+            line = source.count("\n", 0, offset) + 1  # (fio's overlap_check): the one just before
+            before = [s for s in named if s.line <= line]
+            return max(before, key=lambda s: s.line) if before else None
         if len(named) > 1 or (named and named[0].member):  # mutex fields of a struct variable
             return _field_initialized(named, source, offset)
         if named:
@@ -253,6 +257,9 @@ def build_lock_table(discovery: Discovery, texts: dict[str, str] | None = None) 
     get their id (which .c files include a header; whether a static lock is used at all)."""
     sites: list[LockSite] = []
     common: dict[str, LockSite] = {}  # one object: `pthread_mutex_t m;` tentatively defined in several files
+    # one object too: a file-scope variable initialised in each branch of an #if (two definitions of
+    # one name in one file are otherwise an error)
+    defined: dict[tuple[str, str], LockSite] = {}
     for site in sorted(discovery.sites, key=lambda s: (s.file.endswith(".h"), s.file, s.line, s.column)):
         if site.kind not in ("static_mutex", "mutex_var") or site.scope.startswith("struct") or site.scope not in ("file", "function"):
             continue
@@ -261,10 +268,16 @@ def build_lock_table(discovery: Discovery, texts: dict[str, str] | None = None) 
         if tentative and name in common:
             common[name].sites.append(site)
             continue
+        branch_of = (site.file, name) if site.scope == "file" and site.kind == "static_mutex" else None
+        if branch_of in defined:  # one object defined in each branch of an #if (fio's overlap_check)
+            defined[branch_of].sites.append(site)
+            continue
         lock_id = f"{site.file}:{site.function + ':' if site.function else ''}{name}"
         sites.append(LockSite(lock_id, site.kind, site.file, site.line, site.function, site.expr, name, sites=[site]))
         if tentative:
             common[name] = sites[-1]
+        if branch_of:
+            defined[branch_of] = sites[-1]
     for lock in struct_locks(texts or {}):  # mutexes inside file-scope struct variables
         if not any(s.normalized == lock.normalized and not s.function for s in sites):
             sites.append(LockSite(f"{lock.file}:{lock.normalized}", "static_mutex" if lock.initialized else "mutex_var",
