@@ -169,10 +169,10 @@ def test_a_header_only_unbuilt_files_include_is_not_built(tmp_path, built_includ
                        else [("hash_inl.h", "hybrid", "not-built")])
 
 
-_GENERATED_HEADER_MAKEFILE = """all: prog
+_GENERATED_HEADER_MAKEFILE = """all: prog.o
 config-host.h:
 \techo '#define COUNTER_TYPE long' > config-host.h
-prog: config-host.h prog.c
+prog.o: config-host.h prog.c
 \t$(CC) -include config-host.h -pthread -c prog.c -o prog.o
 """
 
@@ -186,7 +186,7 @@ def _transform_report(tree: Path) -> tuple[dict, str]:
     proc = subprocess.run([sys.executable, "-m", "rclify", "transform", str(tree), "--dry-run",
                            "--report", str(report)], capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr
-    return json.loads(report.read_text()), proc.stdout
+    return json.loads(report.read_text()), proc.stdout + proc.stderr
 
 
 def test_a_makefile_tree_built_under_bear_keeps_the_forced_includes_its_build_generates(tmp_path):
@@ -200,6 +200,13 @@ def test_a_makefile_tree_built_under_bear_keeps_the_forced_includes_its_build_ge
     data, out = _transform_report(tmp_path)
     assert "make under bear" in data["build_flags"]
     assert not (tmp_path / "config-host.h").exists()  # built in the scratch copy
+    assert [(r["file"], r["status"]) for r in data["regions"]] == [("prog.c", "extracted")]
+    assert data["unverified_files"] == {}
+    # a tree built already: make compiles nothing the first time, bear records nothing
+    subprocess.run(["make"], cwd=tmp_path, check=True, capture_output=True)
+    data, out = _transform_report(tmp_path)
+    assert "again with make -B" in out
+    assert "make under bear" in data["build_flags"]
     assert [(r["file"], r["status"]) for r in data["regions"]] == [("prog.c", "extracted")]
     assert data["unverified_files"] == {}
 

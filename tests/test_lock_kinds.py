@@ -370,3 +370,19 @@ def test_consistent_on_an_unkept_lock_is_still_an_api_error(tmp_path):
                                               "    pthread_mutex_consistent(m);\n}\n"})
     result = rewrite_api(root, [root / "r.c"], [], root / "lock_config.h")
     assert result.errors == ["r.c:4: pthread_mutex_consistent has no rclify runtime equivalent: rewrite this call by hand"]
+
+
+def test_a_struct_instance_reads_the_struct_its_file_sees():
+    """fio: fio.h's `struct thread_data` has no mutex; t/read-to-pipe-async.c defines its own
+    `struct thread_data` with two.  init.c's `static struct thread_data def_thread;` (fio.h's)
+    got two locks, `def_thread.lock` and `def_thread.done_lock`, whose constructors did not
+    compile; the instance of the test program's own struct keeps its locks."""
+    from rclify.transform.struct_instances import struct_locks
+    texts = {
+        "fio.h": "struct thread_data { int thread_number; char name[16]; };\n",
+        "init.c": '#include "fio.h"\nstatic struct thread_data def_thread;\n',
+        "t/read-to-pipe-async.c": "#include <pthread.h>\nstruct thread_data {\n    pthread_mutex_t lock;\n"
+                                  "    pthread_mutex_t done_lock;\n    int done;\n};\nstatic struct thread_data reader;\n",
+    }
+    assert [(s.file, s.normalized) for s in struct_locks(texts)] == [
+        ("t/read-to-pipe-async.c", "reader.lock"), ("t/read-to-pipe-async.c", "reader.done_lock")]

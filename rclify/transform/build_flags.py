@@ -237,13 +237,19 @@ def _from_make(root: Path, progress: Callable[[str], None]) -> BuildFlags | None
     shutil.copytree(root, copy, symlinks=True, ignore=shutil.ignore_patterns(".git", ".rclify"))
     recorded = scratch / DATABASE
     jobs = str(max(1, len(os.sched_getaffinity(0))))
-    try:  # -k: a build that fails late has compiled most files already
-        proc = subprocess.run(["bear", "--output", str(recorded), "--", "make", "-k", "-j", jobs], cwd=copy,
-                              capture_output=True, text=True, errors="replace", timeout=BUILD_TIMEOUT)
-        failed = proc.returncode != 0
-    except subprocess.TimeoutExpired:
-        failed, proc = True, None
-    entries = _entries(recorded)
+    # -k: a build that fails late has compiled most files already; -B the second time: a tree
+    # already built (its objects copied too) has nothing to compile, and bear nothing to record
+    for always in ([], ["-B"]):
+        try:
+            proc = subprocess.run(["bear", "--output", str(recorded), "--", "make", "-k", *always, "-j", jobs],
+                                  cwd=copy, capture_output=True, text=True, errors="replace", timeout=BUILD_TIMEOUT)
+            failed = proc.returncode != 0
+        except subprocess.TimeoutExpired:
+            failed, proc = True, None
+        entries = _entries(recorded)
+        if entries or proc is None:
+            break
+        progress("build flags: make compiled nothing (the tree is built already?): again with make -B")
     if not entries:
         shutil.rmtree(scratch, ignore_errors=True)
         why = "timed out" if proc is None else _last_line(proc.stderr or proc.stdout)

@@ -13,12 +13,16 @@ structs) and is
     then writes the id into it);
   * zero: there is no initializer, or it leaves the field out (a constructor sets the id).
 Declarations inside functions, of several names, of struct arrays inside structs, and mutex
-arrays inside structs are not read.
+arrays inside structs are not read.  A struct type is read where the file can see it: in the file
+or a header it includes (fio's init.c `static struct thread_data def_thread;` is fio.h's struct,
+without a mutex, not the one of the same tag that t/read-to-pipe-async.c defines with two).
 """
 
 import re
 from dataclasses import dataclass
+from pathlib import PurePath
 
+from rclify.ctext.preprocessor import quoted_includes
 from rclify.ctext.tokens import code_only
 from rclify.ctext.tree_macros import expand_storage, storage_classes
 
@@ -122,15 +126,43 @@ def struct_locks(texts: dict[str, str]) -> list[StructLock]:
     """Every mutex field of every file-scope struct variable of the tree (see the module)."""
     storage = storage_classes(texts)  # `local lock l = {...}` with pigz's `#define local static`
     codes = {f: expand_storage(_without_directives(code_only(t)), storage) for f, t in texts.items()}
-    types = struct_types(codes)
-    names = [re.compile(rf"\b{re.escape(key.split()[-1])}\b") for key in types]
+    own = {f: struct_types({f: code}) for f, code in codes.items()}
+    visible = _visible_types(texts, own)
+    names = [re.compile(rf"\b{re.escape(key.split()[-1])}\b") for types in own.values() for key in types]
     found = []
     for file, code in sorted(codes.items()):
         if "pthread_mutex_t" not in code and not any(name.search(code) for name in names):
             continue
+        types = visible(file)
         for start, end in _top_level(code):
             found += _declaration(file, code, start, end, types)
     return found
+
+
+def _visible_types(texts: dict[str, str], own: dict[str, dict[str, list[str]]]):
+    """A function of a file: the struct types of it and of the tree's headers it includes, through
+    any chain of them (by base name, as the tree's other include readers do)."""
+    headers: dict[str, list[str]] = {}
+    for f in texts:
+        if not f.endswith(".c"):
+            headers.setdefault(PurePath(f).name, []).append(f)
+    includes = {f: [PurePath(n).name for n in quoted_includes(t)] for f, t in texts.items()}
+
+    def visible(file: str) -> dict[str, list[str]]:
+        seen, todo, out = {file}, [file], {}
+        while todo:
+            current = todo.pop()
+            for name in includes.get(current, []):
+                for header in headers.get(name, []):
+                    if header not in seen:
+                        seen.add(header)
+                        todo.append(header)
+        for f in sorted(seen - {file}):
+            out.update(own.get(f, {}))
+        out.update(own.get(file, {}))  # the file's own definitions win
+        return out
+
+    return visible
 
 
 def _declaration(file: str, code: str, start: int, end: int, types: dict[str, list[str]]) -> list[StructLock]:
