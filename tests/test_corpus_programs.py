@@ -15,23 +15,11 @@ from pathlib import Path
 import pytest
 
 from rclify.transform.cxx import CXX_SUFFIXES
+from rclify.transform.refusals import REASONS  # every reason the report can give
 from corpus_build import build
 
 CORPUS = Path(__file__).resolve().parent.parent / "corpus"
 RUN_TIMEOUT_S = 10
-REASONS = {
-    "lock-unlock-in-different-functions",
-    "hand-over-hand",
-    "return-while-locked",
-    "setjmp",
-    "va_list",
-    "computed-goto",
-    "label-targeted-from-outside",
-    "c++-source",
-    "timedlock",
-    "lock-kept-posix",
-    "section-in-macro",
-}
 EXPECT_RE = re.compile(r"^expect: (extract|hybrid (\S+))$")
 
 PROGRAMS = sorted(p.name for p in CORPUS.iterdir() if (p / "expected.txt").is_file())

@@ -43,11 +43,15 @@ class Reason(StrEnum):
     CLEANUP_GUARD = "cleanup-guard"
     EXIT_IN_NESTED_SECTION = "exit-in-nested-section"
     LOCAL_ACROSS_WINDOW = "local-across-window"
+    CANCELLATION_CLEANUP = "cancellation-cleanup"
 
 
 WHY = {
     Reason.LOCK_UNLOCK_IN_DIFFERENT_FUNCTIONS: "the lock is not released in the function that takes it",
     Reason.UNBALANCED_REGION: "some paths release the lock and others do not at the same point",
+    Reason.CANCELLATION_CLEANUP: "inside pthread_cleanup_push(unlock, the lock): a thread cancelled in the section must "
+                                 "be cancelled where it waits, on its own thread, holding the lock its handler "
+                                 "releases: run in hybrid mode",
     Reason.HAND_OVER_HAND: "another lock is taken inside and released outside (or the reverse)",
     Reason.RETURN_WHILE_LOCKED: "a return leaves the function with the lock held",
     Reason.JUMP_OUT_WHILE_LOCKED: "a break, continue or goto leaves the region with the lock held",

@@ -14,7 +14,7 @@ import clang.cindex as ci
 from rclify.ctext.cparse import ParsedFile, statement_range as stmt_range
 from rclify.ctext.preprocessor import (ConditionalBlock, conditional_around, conditional_block, same_condition,
                                        splits_conditional)
-from rclify.ctext.tokens import identifiers_used, matching_bracket, normalize, tokenize
+from rclify.ctext.tokens import call_arguments, code_only, identifiers_used, matching_bracket, normalize, tokenize
 from rclify.transform.loop_regions import loop_region
 from rclify.transform.macro_sections import expanded_section
 from rclify.transform.refusals import Reason
@@ -71,10 +71,48 @@ def find_regions(parsed: ParsedFile, function: ci.Cursor, vocab: Vocabulary) -> 
     _check_nested_exits(regions)
     _check_labels(parsed, function, regions)
     _check_preprocessor(parsed, regions)
+    _check_cancellation_cleanups(parsed, vocab, body, regions)
     if parsed.has_errors_in(function):
         for region in regions:
             region.problems.insert(0, (Reason.PARSE_ERRORS, region.line))
     return sorted(regions, key=lambda r: r.start)
+
+
+_CLEANUP = re.compile(r"\bpthread_cleanup_(push|pop)\s*\(")
+
+
+def _check_cancellation_cleanups(parsed: ParsedFile, vocab: Vocabulary, body: ci.Cursor, regions: list[Region]) -> None:
+    """A region inside `pthread_cleanup_push(unlock, &m) ... pthread_cleanup_pop(...)` on its own
+    lock stays hybrid (cancellation-cleanup): a thread cancelled in the section (squashfs-tools
+    cancels its workers while they wait on a condvar) must be cancelled where it waits, on its own
+    thread, and find the lock held by it when the handler unlocks it.  A section on an RCL server
+    would never see the cancel: the canceller's pthread_join hung."""
+    start = body.extent.start.offset
+    code = code_only(parsed.text(start, max((r.start for r in regions), default=start)))
+    if "pthread_cleanup_push" not in code:
+        return
+    for region in regions:
+        for call in _open_pushes(code, start, region.start):
+            op = classify(call, vocab) if call else None
+            if op is not None and op.kind == "unlock" and op.key == region.lock.key:
+                region.problems.insert(0, (Reason.CANCELLATION_CLEANUP, region.line))
+                break
+
+
+def _open_pushes(code: str, start: int, at: int) -> list[str]:
+    """The pthread_cleanup_push calls still open at offset at of the function (code: its body's
+    text from offset start), as `routine(arg);` ("" where not of that form)."""
+    pushes: list[str] = []
+    for m in _CLEANUP.finditer(code, 0, max(0, at - start)):
+        if m.group(1) == "pop":
+            if pushes:
+                pushes.pop()
+            continue
+        found = call_arguments(code, m.end() - 1)
+        args = found[0] if found else []
+        routine = re.search(r"([A-Za-z_]\w*)\s*$", args[0]) if len(args) == 2 else None
+        pushes.append(f"{routine.group(1)}({args[1]});" if routine else "")
+    return pushes
 
 
 def _region_at(parsed: ParsedFile, vocab: Vocabulary, function: ci.Cursor, compound: ci.Cursor,
