@@ -7,6 +7,7 @@ shared header, a C++ file); expected.txt holds the facts the report must show fo
     line: 12            the region's lock line
     reason: <reason>    the region's (first) reason
     function: name      optional
+    reason_line: 10     optional: the line the reason points at (parse-errors: the first error)
     file: name.h        optional: the file the region is in (default input.c; the fixture may
                         hold headers input.c includes)
 """
@@ -100,3 +101,5 @@ def test_region_is_left_hybrid_for_its_reason(case, tmp_path):
     assert region["reason"] in REASONS
     if "function" in facts:
         assert region["function"] == facts["function"]
+    if "reason_line" in facts:
+        assert region["reason_line"] == int(facts["reason_line"])

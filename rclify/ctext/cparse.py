@@ -56,9 +56,10 @@ class ParsedFile:
         loc = cursor.location
         return loc.file is not None and Path(loc.file.name) == self.path
 
-    def has_errors_in(self, cursor: ci.Cursor) -> bool:
+    def first_error_in(self, cursor: ci.Cursor) -> int | None:
+        """The first line of cursor's extent with a libclang error, or None."""
         ext = cursor.extent
-        return any(ext.start.line <= line <= ext.end.line for line in self.error_lines)
+        return min((line for line in self.error_lines if ext.start.line <= line <= ext.end.line), default=None)
 
 
 def parse(path: Path, flags: list[str], stub_dir: Path | None = None, cxx: bool = False) -> ParsedFile:

@@ -63,7 +63,9 @@ WHY = {
     Reason.LABEL_TARGETED_FROM_OUTSIDE: "a label inside the region is the target of a goto from outside",
     Reason.LABEL_IN_REGION: "a case label inside the region",
     Reason.UNRECOGNIZED_LOCK_SHAPE: "a lock call inside the region in a form rclify does not recognise",
-    Reason.PARSE_ERRORS: "the function has errors libclang could not recover from",
+    Reason.PARSE_ERRORS: "libclang found errors in the function (at the reason's line) with the flags rclify found: "
+                         "a header or macro its build provides is missing (give the build's flags with -p DIR or "
+                         "after --; spatch's parse errors are other warnings)",
     Reason.MACRO_USES_LOCAL: "a macro used in the region names a local variable of the caller (not visible in the region's text)",
     Reason.CONDITIONAL_DECLARATION: "a variable the region uses is declared in more than one #if branch (its type depends on the configuration)",
     Reason.GENERATED_CODE_DOES_NOT_COMPILE: "the extracted code did not compile; the file keeps lock/unlock calls",

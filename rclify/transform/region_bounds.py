@@ -72,9 +72,10 @@ def find_regions(parsed: ParsedFile, function: ci.Cursor, vocab: Vocabulary) -> 
     _check_labels(parsed, function, regions)
     _check_preprocessor(parsed, regions)
     _check_cancellation_cleanups(parsed, vocab, body, regions)
-    if parsed.has_errors_in(function):
+    error_line = parsed.first_error_in(function)
+    if error_line is not None:
         for region in regions:
-            region.problems.insert(0, (Reason.PARSE_ERRORS, region.line))
+            region.problems.insert(0, (Reason.PARSE_ERRORS, error_line))
     return sorted(regions, key=lambda r: r.start)
 
 
