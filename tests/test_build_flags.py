@@ -219,3 +219,19 @@ def test_changed_files_that_never_compiled_are_reported_unverified(tmp_path):
     assert list(data["unverified_files"]) == ["prog.c"]
     assert "generated.h" in data["unverified_files"]["prog.c"]
     assert "warning: 1 changed files did not compile before the transform either" in out
+
+
+def test_a_package_whose_makefile_is_in_its_one_subfolder_is_built_there(tmp_path):
+    """squashfs-tools' Debian package: the sources and the Makefile are in squashfs-tools/, the
+    root has none; the flags were guessed and its two main files did not compile with them."""
+    if shutil.which("bear") is None:
+        pytest.fail("bear is not installed (scripts/setup.sh installs it)")
+    (tmp_path / "debian").mkdir()
+    (tmp_path / "tools").mkdir()
+    (tmp_path / "tools" / "Makefile").write_text(_GENERATED_HEADER_MAKEFILE)
+    (tmp_path / "tools" / "prog.c").write_text(_COUNTER)
+    data, out = _transform_report(tmp_path)
+    assert "make` in tools/ under bear" in out
+    assert "make under bear" in data["build_flags"]
+    assert [(r["file"], r["status"]) for r in data["regions"]] == [("tools/prog.c", "extracted")]
+    assert data["unverified_files"] == {}

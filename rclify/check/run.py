@@ -229,8 +229,9 @@ def _environment(flags, jobs: int, state: Path) -> dict:
     state.mkdir(parents=True, exist_ok=True)
     fragment = state / "flags.mk"
     fragment.write_text(
-        "# rclify check: read after the program's own makefile (make -f Makefile -f this)\n"
-        "CFLAGS += $(RCLIFY_CFLAGS)\nLDLIBS += $(RCLIFY_LIBS)\nLIBS += $(RCLIFY_LIBS)\n"
+        "# rclify check: read after the program's own makefile (make -f Makefile -f this); `override`\n"
+        "# appends to a variable the makefile set with override too (fio: override CFLAGS := ...)\n"
+        "override CFLAGS += $(RCLIFY_CFLAGS)\noverride LDLIBS += $(RCLIFY_LIBS)\noverride LIBS += $(RCLIFY_LIBS)\n"
     )
     env = dict(os.environ)
     env.pop("RCLIFY_LOCKS", None)  # the build runs without an override; each test run sets its own

@@ -223,8 +223,19 @@ MAKEFILES = ("GNUmakefile", "makefile", "Makefile")
 BUILD_TIMEOUT = 900  # seconds for the tree's own build in the scratch copy
 
 
+def _make_directory(root: Path) -> Path | None:
+    """Where the tree's make runs: its root, or the one folder under it with a Makefile when the
+    root has none (squashfs-tools' package keeps its sources and Makefile in squashfs-tools/)."""
+    if any((root / name).is_file() for name in MAKEFILES):
+        return root
+    found = [d for d in sorted(root.iterdir()) if d.is_dir() and not d.name.startswith(".")
+             and any((d / name).is_file() for name in MAKEFILES)]
+    return found[0] if len(found) == 1 else None
+
+
 def _from_make(root: Path, progress: Callable[[str], None]) -> BuildFlags | None:
-    if not any((root / name).is_file() for name in MAKEFILES):
+    where = _make_directory(root)
+    if where is None:
         return None
     if shutil.which("bear") is None:
         progress("warning: a Makefile and no compile database; bear is not installed (apt-get install bear), "
@@ -232,7 +243,8 @@ def _from_make(root: Path, progress: Callable[[str], None]) -> BuildFlags | None
         return None
     scratch = Path(tempfile.mkdtemp(prefix="rclify-make-"))
     copy = scratch / root.name
-    progress(f"build flags: no {DATABASE}; running the tree's own `make` under bear in a scratch copy "
+    inside = f" in {where.relative_to(root)}/" if where != root else ""
+    progress(f"build flags: no {DATABASE}; running the tree's own `make`{inside} under bear in a scratch copy "
              f"({copy}); the tree itself is not touched")
     shutil.copytree(root, copy, symlinks=True, ignore=shutil.ignore_patterns(".git", ".rclify"))
     recorded = scratch / DATABASE
@@ -242,7 +254,8 @@ def _from_make(root: Path, progress: Callable[[str], None]) -> BuildFlags | None
     for always in ([], ["-B"]):
         try:
             proc = subprocess.run(["bear", "--output", str(recorded), "--", "make", "-k", *always, "-j", jobs],
-                                  cwd=copy, capture_output=True, text=True, errors="replace", timeout=BUILD_TIMEOUT)
+                                  cwd=copy / where.relative_to(root), capture_output=True, text=True,
+                                  errors="replace", timeout=BUILD_TIMEOUT)
             failed = proc.returncode != 0
         except subprocess.TimeoutExpired:
             failed, proc = True, None
