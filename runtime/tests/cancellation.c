@@ -6,9 +6,21 @@
  *     canceller, which joins it, then takes the mutex;
  *   - a lock wait is no cancellation point: a thread cancelled while it waits for a lock held
  *     for 100 ms gets the lock (the sleeps of the lock paths are not nanosleep()), and is
- *     cancelled at its next cancellation point.
+ *     cancelled at its next cancellation point;
+ *   - unlocking a free lock (undefined in POSIX; squashfs' handlers do it when the thread was
+ *     cancelled outside the section) leaves it working: it corrupted the queue of ccsynch (a
+ *     crash) and of mcs (a hang).
  */
 #include "test_util.h"
+
+#ifdef RCLIFY_TSAN
+/* unlock_a_free_lock misuses a mutex on purpose; ThreadSanitizer would report it. */
+const char *__tsan_default_options(void);
+const char *__tsan_default_options(void)
+{
+    return "report_mutex_bugs=0";
+}
+#endif
 
 static rcl_mutex_t m;
 static rcl_cond_t c;
@@ -95,6 +107,30 @@ static void cancel_a_lock_wait(const struct t_alg *a)
     OK("%s: a lock wait is no cancellation point", a->name);
 }
 
+static long shared_count;
+
+static void count_under_lock(int index, void *arg)
+{
+    for (int i = 0; i < ITERS(20000); i++) {
+        rcl_mutex_lock(&m);
+        shared_count++;
+        rcl_mutex_unlock(&m);
+    }
+}
+
+static void unlock_a_free_lock(const struct t_alg *a)
+{
+    t_mutex_init(&m, -1, "cancellation.c:m", a->alg, 0);
+    rcl_mutex_unlock(&m); /* 0 (glibc) or EPERM: either way nothing is released */
+    CHECK_EQ(rcl_mutex_lock(&m), 0, "lock after");
+    CHECK_EQ(rcl_mutex_unlock(&m), 0, "unlock after");
+    shared_count = 0;
+    t_run_threads(4, count_under_lock, NULL);
+    CHECK_EQ(shared_count, 4 * ITERS(20000), "count under the lock");
+    rcl_mutex_destroy(&m); /* glibc counts the misuse: its destroy then says EBUSY */
+    OK("%s: unlocking a free lock leaves it working", a->name);
+}
+
 int main(int argc, char **argv)
 {
     t_init(argc, argv, "cancellation");
@@ -103,6 +139,7 @@ int main(int argc, char **argv)
         cancel_a_waiter(a, 0);
         cancel_a_waiter(a, 1);
         cancel_a_lock_wait(a);
+        unlock_a_free_lock(a);
     }
     return t_done();
 }

@@ -147,6 +147,9 @@ int rcl_comb_unlock(rcl_mutex_t *m, const struct rcl_comb_ops *ops)
             return 0;
         }
         /* the owner word stays ours while the release serves others (rcl_comb_pass_end) */
+    } else if (!ops->is_held(rcl_comb_state(c))) {
+        return EPERM; /* free: nothing to release (squashfs' cancellation handlers unlock locks they
+                       * do not hold); releasing would hand a request queue on from nowhere.  As rcl. */
     }
     leave(c, ops);
     return 0;

@@ -154,19 +154,27 @@ int rcl_raw_trylock(rcl_mutex_t *m, const struct rcl_raw_lock_ops *raw)
     return 0;
 }
 
-int rcl_raw_unlock(rcl_mutex_t *m, const struct rcl_raw_lock_ops *raw)
+/* Releases m, which the caller holds (a recursive lock: one level). */
+static void unlock_held(rcl_mutex_t *m, const struct rcl_raw_lock_ops *raw)
 {
     struct raw_head *h = HEAD(m);
     if (tracks_owner(m)) {
-        if (ld_relaxed(&h->owner) != ME)
-            return EPERM;
         if (h->depth > 0) {
             h->depth--;
-            return 0;
+            return;
         }
         st_relaxed(&h->owner, NULL);
     }
     release(h, raw, rcl_raw_state(m));
+}
+
+int rcl_raw_unlock(rcl_mutex_t *m, const struct rcl_raw_lock_ops *raw)
+{
+    if (tracks_owner(m) ? ld_relaxed(&HEAD(m)->owner) != ME : !raw->is_held(rcl_raw_state(m)))
+        return EPERM; /* not the holder's; or free: nothing to release (squashfs' cancellation
+                       * handlers unlock locks they do not hold: a queue lock's release would
+                       * corrupt its queue).  As rcl. */
+    unlock_held(m, raw);
     return 0;
 }
 
@@ -203,7 +211,7 @@ int rcl_raw_execute(rcl_mutex_t *m, const struct rcl_raw_lock_ops *raw, rcl_cs_f
     if (rc != 0)
         rcl_execute_lock_failed(m, rc);
     int ret = fn(ctx);
-    rcl_raw_unlock(m, raw);
+    unlock_held(m, raw);
     return ret;
 }
 
@@ -213,7 +221,7 @@ int rcl_raw_execute_trylock(rcl_mutex_t *m, const struct rcl_raw_lock_ops *raw, 
     *(int *)ctx = acquired;
     int ret = fn(ctx);
     if (acquired)
-        rcl_raw_unlock(m, raw);
+        unlock_held(m, raw);
     return ret;
 }
 
