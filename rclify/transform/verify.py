@@ -53,13 +53,31 @@ def _gcc(tree: Path, rel: str, flags: list[str]) -> subprocess.CompletedProcess:
                           cwd=tree, capture_output=True, text=True)
 
 
-_LOCATION = re.compile(r"^[^:]*:\d+:\d+: ")
+_DIAGNOSTIC = re.compile(r"^(?P<file>[^:]+):(?P<line>\d+):(?:\d+:)? (?P<kind>(?:fatal )?error|note): (?P<message>.*)")
 
 
-def error_messages(tree: Path, rel: str, flags: list[str]) -> set[str]:
-    """gcc's error messages for tree/rel, without their file:line:col (#line keeps lines, not
-    columns)."""
-    return {_LOCATION.sub("", line) for line in _gcc(tree, rel, flags).stderr.splitlines() if ": error:" in line}
+def error_lines(tree: Path, rel: str, flags: list[str]) -> dict[tuple[str, int], str]:
+    """Where gcc reports errors in tree/rel: {(file, line): the first error there}.  Lines, not
+    messages, are compared: the rewritten text fails differently where the original fails (an
+    undeclared PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP becomes a call of the undefined
+    RCL_RECURSIVE_MUTEX_INITIALIZER), and #line keeps the original's line numbers, generated code
+    included.  An error inside a macro's definition is placed where rel expands it."""
+    out: dict[tuple[str, int], str] = {}
+    current: tuple[tuple[str, int], str] | None = None
+    for line in _gcc(tree, rel, flags).stderr.splitlines():
+        m = _DIAGNOSTIC.match(line)
+        if m is None:
+            continue
+        where = (m["file"].replace(str(tree) + "/", ""), int(m["line"]))
+        if m["kind"] != "note":
+            if current:
+                out.setdefault(*current)
+            current = (where, line)
+        elif current and where[0] == rel and "in expansion of macro" in m["message"]:
+            current = (where, current[1])
+    if current:
+        out.setdefault(*current)
+    return out
 
 
 def compiles(tree: Path, rel: str, flags: list[str]) -> tuple[bool, str]:
@@ -201,13 +219,12 @@ class Staging:
                 continue
             original_ok, original_error = self._compiles(rel, self.root)
             if not original_ok:  # then only errors the original does not have are the transform's
-                new = [] if is_cxx_source(rel) else sorted(
-                    error_messages(self.dir, rel, self._staged_flags(rel))
-                    - error_messages(self.root, rel, self.flags_for(self.root / rel)))
+                after = {} if is_cxx_source(rel) else error_lines(self.dir, rel, self._staged_flags(rel))
+                new = sorted(set(after) - set(error_lines(self.root, rel, self.flags_for(self.root / rel))))
                 if not new:
                     self.outcome.unverified[rel] = original_error
                     continue
-                error = f"{rel}: {new[0]}"
+                error = after[new[0]]
             if self._fallback(rel, changed, extracted_in, error):
                 continue
             broken[rel] = error
