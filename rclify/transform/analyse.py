@@ -174,11 +174,12 @@ class _TreeText:
     def naming(self, names: Callable[[bytes], object], in_header: Callable[[bytes], object] | None = None
                ) -> set[Path]:
         """The C files whose text names what names() finds, or that include (through any chain of
-        the tree's headers) a header where in_header() (default: names()) does.  Seeds: a pthread mutex function, where lock macros
-        are usually defined (libmicrohttpd's mhd_locks.h, reached through internal.h).  The type
-        alone does not count: libuv's uv/unix.h, `typedef pthread_mutex_t uv_mutex_t` and included
-        by all its 278 files, made every file a seed (a minute of parsing).  Then the tree's lock
-        macros and wrappers: libuv's win/fs.c locks through fs-fd-hash-inl.h's functions only."""
+        the tree's headers) a header where in_header() (default: names()) does.  Seeds: a pthread
+        mutex function, where lock macros are usually defined (libmicrohttpd's mhd_locks.h,
+        reached through internal.h).  The type alone does not count: libuv's uv/unix.h, `typedef
+        pthread_mutex_t uv_mutex_t` and included by all its 278 files, made every file a seed (a
+        minute of parsing).  Then the tree's lock macros and wrappers: libuv's win/fs.c locks
+        through fs-fd-hash-inl.h's functions only."""
         in_header = in_header or names
         found = {f.name for f in self.files if f.suffix != ".c" and in_header(self.texts[f])}
         changed = True

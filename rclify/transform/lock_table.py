@@ -172,10 +172,6 @@ class LockTable:
         """
         statics = [s for s in self.sites if s.is_variable and s.file == file]
         named = [s for s in statics if not s.function and s.base == element]
-        if len(named) > 1 and not any(s.member for s in named):  # defined in each branch of an #if
-            line = source.count("\n", 0, offset) + 1  # (fio's overlap_check): the one just before
-            before = [s for s in named if s.line <= line]
-            return max(before, key=lambda s: s.line) if before else None
         if len(named) > 1 or (named and named[0].member):  # mutex fields of a struct variable
             return _field_initialized(named, source, offset)
         if named:
