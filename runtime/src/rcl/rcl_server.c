@@ -14,6 +14,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -28,6 +29,13 @@ __thread struct rcl_request *rcl_tls_request;
 
 static struct rcl_server servers[RCL_MAX_SERVERS];
 static pthread_mutex_t start_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Liveness (see "the process ends with its last thread" below). */
+static int runtime_threads; /* threads this file created; they never exit */
+static int main_gone;       /* the main thread called pthread_exit (release) */
+static int liveness_exiting;
+static void liveness_check(void);
+static void liveness_mark_main(void);
 
 /* FIFO priorities: backup < servicing (elections move threads down by one) < management. */
 #define PRIO_BACKUP 1
@@ -270,6 +278,8 @@ static int create_thread(pthread_t *tid, const pthread_attr_t *attr, void *(*fn)
     pthread_sigmask(SIG_SETMASK, &all, &before);
     int rc = pthread_create(tid, attr, fn, arg);
     pthread_sigmask(SIG_SETMASK, &before, NULL);
+    if (rc == 0) /* counted once it exists: until then it counts as a program thread (liveness) */
+        add_relaxed(&runtime_threads, 1);
     return rc;
 }
 
@@ -428,15 +438,21 @@ static void *management_main(void *arg)
     struct rcl_server *s = arg;
     struct timespec timeout = { (time_t)(rcl_settings.mgr_us / 1000000),
                                 (long)(rcl_settings.mgr_us % 1000000) * 1000 };
+    /* Idle sleeps are bounded (1 s) so that a missed liveness kick costs a second at worst; once
+     * main has called pthread_exit the manager looks at the process every 10 ms. */
+    struct timespec idle = { 1, 0 }, poll = { 0, 10000000 };
     st_relaxed(&s->is_alive, 0);
     st_relaxed(&s->timestamp, 1);
     for (;;) {
+        int watch = ld_acquire(&main_gone);
         /* Whole server idle (parked, nobody in a section): sleep until a client kicks it. */
         if (ld_relaxed(&s->parked) && pool_free_threads(s, NULL) == ld_relaxed(&s->nb_servicing))
-            rcl_futex_wait(&s->parked, 1, NULL);
+            rcl_futex_wait(&s->parked, 1, watch ? &poll : &idle);
         rcl_futex_wait(&s->mgr_word, 0, &timeout);
         st_relaxed(&s->mgr_word, 0);
         add_relaxed(&s->stats.mgr_wakeups, 1);
+        if (watch)
+            liveness_check();
         if (!ld_relaxed(&s->is_alive) && !ld_relaxed(&s->parked)) {
             /* No servicing thread started a pass during a whole timeout: they are all blocked
              * or busy-waiting.  Make sure one is free, then let one that has not run go. */
@@ -527,11 +543,89 @@ static void after_fork_child(void)
         s->cpu = cpu;
     }
     pthread_mutex_init(&start_lock, NULL);
+    /* The forking thread is the child's main thread, and the only one: no runtime thread. */
+    st_relaxed(&runtime_threads, 0);
+    st_relaxed(&main_gone, 0);
+    st_relaxed(&liveness_exiting, 0);
+    liveness_mark_main();
+}
+
+/*
+ * ---- liveness: the process ends with its last thread ----
+ *
+ * glibc ends a process when its last thread exits, main included (`pthread_exit` in main, which
+ * test programs do): the last thread calls exit(0), atexit handlers run.  Server threads are
+ * threads too, and never exit: without this, such a process would live forever once RCL started.
+ * So main carries a thread-specific value whose destructor (run by pthread_exit, never by
+ * exit) notes that main is gone and kicks every server; from then on each manager looks, every
+ * 10 ms, at /proc/self/status: once the main thread is a zombie and the threads left are all
+ * ours, it calls exit(0) as glibc's last thread would.  "Threads:" is read in one go (atomic);
+ * our count is read first and rises only once a thread exists, so a thread being created
+ * counts as the program's (the error, if any, is to wait 10 ms more, never to exit early).
+ * ThreadSanitizer's own background thread (a pthread, started by its first pthread_create) keeps
+ * even a plain program alive after main's pthread_exit; the runtime's TSan build discounts it.
+ */
+#ifdef RCLIFY_TSAN
+#define SANITIZER_THREADS 1
+#else
+#define SANITIZER_THREADS 0
+#endif
+
+static pthread_key_t main_key;
+static int main_key_ok;
+
+static void main_exiting(void *value)
+{
+    (void)value;
+    if (syscall(SYS_gettid) != getpid())
+        return;
+    st_release(&main_gone, 1);
+    for (int i = 0; i < RCL_MAX_SERVERS; i++)
+        if (ld_acquire(&servers[i].started))
+            rcl_server_kick(&servers[i]);
+}
+
+static void liveness_mark_main(void)
+{
+    if (main_key_ok && syscall(SYS_gettid) == getpid())
+        pthread_setspecific(main_key, &main_key);
+}
+
+/* 1 when the main thread is a zombie and every other thread is one of ours. */
+static int only_runtime_threads_left(void)
+{
+    int ours = ld_acquire(&runtime_threads);
+    char buf[8192];
+    int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0; /* no /proc: cannot tell; live on, as before */
+    size_t used = 0;
+    ssize_t n;
+    while (used < sizeof buf - 1 && (n = read(fd, buf + used, sizeof buf - 1 - used)) > 0)
+        used += (size_t)n;
+    close(fd);
+    buf[used] = '\0';
+    const char *state = strstr(buf, "\nState:"), *threads = strstr(buf, "\nThreads:");
+    if (!state || !threads)
+        return 0;
+    state += strlen("\nState:");
+    while (*state == ' ' || *state == '\t')
+        state++;
+    long count = strtol(threads + strlen("\nThreads:"), NULL, 10);
+    return *state == 'Z' && count - 1 - ours - SANITIZER_THREADS <= 0;
+}
+
+static void liveness_check(void)
+{
+    if (only_runtime_threads_left() && xchg_acq_rel(&liveness_exiting, 1) == 0)
+        exit(0); /* what glibc's last thread does */
 }
 
 __attribute__((constructor(103))) static void rcl_server_init(void)
 {
     pthread_atfork(NULL, NULL, after_fork_child);
+    main_key_ok = pthread_key_create(&main_key, main_exiting) == 0;
+    liveness_mark_main();
 }
 
 void rcl_servers_print_stats(int fd)
