@@ -1,20 +1,40 @@
-"""Where rclify's own resources live (the repository checkout the package was installed from)."""
+"""Where rclify's own resources live.
 
+An installed rclify (pip install ., a wheel, pipx) carries them as package data, rclify/_resources/
+(setup.py copies them in when the wheel is built), read through importlib.resources.  An editable
+install (pip install -e .) reads them from the checkout it was installed from.  Nothing is ever
+written here: the runtime is built into a per-user cache (runtime_build.py).
+"""
+
+import importlib.resources
 from pathlib import Path
 
 from rclify.errors import RclifyError
 
-PROJECT_ROOT = Path(__file__).resolve().parent.parent
-RUNTIME_DIR = PROJECT_ROOT / "runtime"
-TEMPLATES_DIR = PROJECT_ROOT / "templates"
-SEMANTIC_PATCHES_DIR = PROJECT_ROOT / "semantic_patches"
-CORPUS_DIR = PROJECT_ROOT / "corpus"
+PACKAGE_DIR = Path(__file__).resolve().parent
+PROJECT_ROOT = PACKAGE_DIR.parent  # the checkout, for an editable install (tests, corpus)
+
+
+def _resources() -> Path:
+    bundled = importlib.resources.files("rclify") / "_resources"
+    if bundled.is_dir():
+        return Path(str(bundled))  # a wheel installs files: a real directory
+    return PROJECT_ROOT
+
+
+RESOURCES = _resources()
+RUNTIME_DIR = RESOURCES / "runtime"
+TEMPLATES_DIR = RESOURCES / "templates"
+SEMANTIC_PATCHES_DIR = RESOURCES / "semantic_patches"
+CORPUS_DIR = PROJECT_ROOT / "corpus"  # the checkout's (tests only: not installed)
+IMPORT_ROOT = PACKAGE_DIR.parent  # the directory `import rclify` finds the package in
 
 
 def require(path: Path) -> Path:
     """Returns path, or fails clearly when the package was installed without its resources."""
     if not path.exists():
         raise RclifyError(
-            f"rclify resource {path} is missing: install rclify from its source tree (pip install -e .)"
+            f"rclify resource {path} is missing: this rclify was installed without its resources; "
+            "reinstall it (pip install . or a wheel built with pip wheel .)"
         )
     return path

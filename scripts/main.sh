@@ -11,9 +11,10 @@ TREE=work/memcached
 
 echo "== setup"
 bash scripts/setup.sh
+PY=.venv/bin/python  # the virtual environment setup.sh installed rclify into
 
 echo "== fetch Debian's memcached source into $TREE"
-python3 -m rclify.targets.memcached fetch "$TREE"
+"$PY" -m rclify.targets.memcached fetch "$TREE"
 
 if [ ! -f "$TREE/config.h" ]; then
     echo "== configure $TREE (transform analyses the tree with its config.h)"
@@ -21,7 +22,7 @@ if [ ! -f "$TREE/config.h" ]; then
 fi
 
 echo "== rclify transform $TREE"
-if ! python3 -m rclify transform "$TREE"; then
+if ! "$PY" -m rclify transform "$TREE"; then
     echo "main: 'rclify transform $TREE' failed (above); stopping: checking an untransformed tree" \
          "would prove nothing about the transformation" >&2
     exit 1
@@ -29,6 +30,6 @@ fi
 
 echo "== rclify check $TREE"
 if (($#)); then
-    exec python3 -m rclify check "$TREE" "$@"
+    exec "$PY" -m rclify check "$TREE" "$@"
 fi
-exec python3 -m rclify check "$TREE" --locks '*=rcl'
+exec "$PY" -m rclify check "$TREE" --locks '*=rcl'

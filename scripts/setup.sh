@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
-# Installs everything rclify needs on a fresh Debian bookworm machine (run as root, or with sudo),
-# then builds the runtime.  Safe to run again: it skips what is already there.
+# Installs everything rclify needs on a fresh Debian bookworm machine (run as root, or with sudo):
+# the system packages with apt, rclify itself into a virtual environment, .venv/ in the checkout
+# (editable, with its test and chart extras), never into the system Python.  Then builds the
+# runtime.  Safe to run again: it skips what is already there.  The other scripts run .venv/bin/python.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO="sudo"
 
-APT_PACKAGES=(coccinelle build-essential pkg-config python3 python3-pip
+APT_PACKAGES=(coccinelle build-essential pkg-config python3 python3-pip python3-venv
               libmemcached-tools autoconf automake libevent-dev dpkg-dev perl cmake bear)
 missing=()
 for p in "${APT_PACKAGES[@]}"; do
@@ -33,8 +35,14 @@ fi
 
 spatch --version | head -1 | grep -q 'version 1\.1\.' || { echo "setup: spatch 1.1.x required" >&2; exit 1; }
 
-# Python package with its test extras and the chart extra (rclify report --png is tested too; PEP 668 systems need the override; older pips ignore it).
-PIP_BREAK_SYSTEM_PACKAGES=1 python3 -m pip install -q --disable-pip-version-check -e '.[test,chart]'
+# rclify with its test extras and the chart extra (rclify report --png is tested too), in .venv/
+VENV=.venv
+if [ ! -x "$VENV/bin/python" ] || ! "$VENV/bin/python" -c 'import sys; sys.exit(sys.version_info < (3, 11))'; then
+    echo "setup: creating the virtual environment $VENV"
+    rm -rf "$VENV"
+    python3 -m venv "$VENV"
+fi
+"$VENV/bin/python" -m pip install -q --disable-pip-version-check -e '.[test,chart]'
 
-make -s -C runtime all
+"$VENV/bin/python" -m rclify flags --libs >/dev/null   # builds the runtime into the user's cache
 echo "setup: ok"

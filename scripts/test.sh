@@ -4,7 +4,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
+PY=.venv/bin/python  # the virtual environment setup.sh installed rclify into
 echo "== runtime tests"
 make -s -C runtime test
 echo "== python and end-to-end tests"
-python3 -m pytest -q "$@"
+"$PY" -m pytest -q "$@"

@@ -1,8 +1,9 @@
 """Running Coccinelle's spatch: one process over many files, JSON records back, parse errors read.
 
 Every semantic patch rclify runs goes through run_spatch(), which sets the flags they all need
-(`--no-includes`, the macro file, a per-file timeout) and puts semantic_patches/lib and the
-project root on spatch's PYTHONPATH for the patches' script:python rules.
+(`--no-includes`, the macro file, a per-file timeout), runs the patches' script:python rules in
+rclify's own interpreter (`--python`: a venv or pipx install works without being activated), and
+puts semantic_patches/lib and the directory rclify is imported from on their PYTHONPATH.
 """
 
 import json
@@ -10,12 +11,13 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
 from rclify.ctext.preprocessor import define_around
 from rclify.errors import ParseError, ToolMissingError
-from rclify.paths import PROJECT_ROOT, SEMANTIC_PATCHES_DIR, require
+from rclify.paths import IMPORT_ROOT, SEMANTIC_PATCHES_DIR, require
 
 SMPL_LIB = SEMANTIC_PATCHES_DIR / "lib"
 MACRO_FILE = SMPL_LIB / "macros.h"  # macros spatch cannot parse by itself
@@ -36,7 +38,7 @@ def check_version() -> None:
 
 def spatch_env(extra: dict[str, str] | None = None) -> dict[str, str]:
     env = dict(os.environ)
-    path = [str(SMPL_LIB), str(PROJECT_ROOT)]
+    path = [str(SMPL_LIB), str(IMPORT_ROOT)]
     if env.get("PYTHONPATH"):
         path.append(env["PYTHONPATH"])
     env["PYTHONPATH"] = os.pathsep.join(path)
@@ -53,7 +55,8 @@ def run_spatch(patch: Path, root: Path, files: list[str], jobs: int, mode: str =
     Returns (json records, {file: first parse error}, raw stdout).
     """
     require(patch)
-    cmd = ["spatch", "--sp-file", str(patch), "-D", mode, "--no-includes", "--verbose-parsing",
+    cmd = ["spatch", "--sp-file", str(patch), "-D", mode, "--python", sys.executable,
+           "--no-includes", "--verbose-parsing",
            "--macro-file", str(macro_file),
            "--timeout", str(TIMEOUT_PER_FILE), "--no-show-diff",
            "--max-width", str(MAX_WIDTH), *(extra_args or [])]
