@@ -15,13 +15,14 @@ from rclify.errors import UsageError
 
 def write_text(path: Path, text: str, *, tmp_name: str | None = None, keep_mode: bool = False) -> None:
     """Writes text to path.  tmp_name: the temporary file's name in the same directory (default
-    NAME.tmp); keep_mode: give the new file the permissions of the one it replaces."""
+    .NAME.rclify-tmp: no name a tree's own file would have); keep_mode: give the new file the
+    permissions of the one it replaces."""
     path = Path(path)
     if path.exists() and not path.is_file():
         with open(path, "w", encoding="utf-8", errors="surrogateescape") as out:
             out.write(text)
         return
-    tmp = path.with_name(tmp_name or f"{path.name}.tmp")
+    tmp = path.with_name(tmp_name or f".{path.name}.rclify-tmp")
     tmp.write_text(text, encoding="utf-8", errors="surrogateescape")
     if keep_mode and path.exists():
         os.chmod(tmp, path.stat().st_mode)

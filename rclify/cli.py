@@ -3,18 +3,21 @@
 Each subcommand lives in rclify/commands/<name>.py and provides
     add_parser(subparsers) -> argparse.ArgumentParser
     run(args) -> int            (the exit code)
-Errors a user can meet are RclifyError: shown as one line, exit code 2.
+Errors a user can meet are RclifyError: shown as one line, exit code 2.  SIGINT, SIGTERM and SIGHUP
+end a command the same way (rclify/interrupt.py): its rollbacks and cleanups run, its child
+processes are ended with it, exit 128 + the signal's number.
 """
 
 import argparse
 import importlib
 import os
+import signal
 import sys
 
-from rclify import __version__
+from rclify import __version__, interrupt
 from rclify.errors import RclifyError
 
-COMMANDS = ["transform", "revert", "flags", "profile", "assign", "report", "check", "bench"]
+COMMANDS = ["transform", "revert", "flags", "profile", "assign", "report", "check", "bench", "run"]
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -44,16 +47,23 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(own)
     args.passthrough = passthrough
+    handlers = {s: signal.getsignal(s) for s in interrupt.SIGNALS}
     try:
+        interrupt.install()
         return int(args.handler(args) or 0)
     except RclifyError as err:
         print(f"rclify {args.command}: error: {err}", file=sys.stderr)
         return err.exit_code
-    except KeyboardInterrupt:
-        print(f"rclify {args.command}: interrupted", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as err:
+        signum = err.signum if isinstance(err, interrupt.Interrupted) else signal.SIGINT
+        print(f"rclify {args.command}: interrupted ({signal.Signals(signum).name})", file=sys.stderr)
+        return 128 + signum
     except BrokenPipeError:
         # stdout's reader stopped (`rclify transform . | head`): no traceback, and none at exit
         # either, when Python flushes stdout again (the recipe of Python's signal documentation)
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
+    finally:
+        for s, handler in handlers.items():
+            if handler is not None:
+                signal.signal(s, handler)

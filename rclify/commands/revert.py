@@ -2,6 +2,7 @@
 
 from pathlib import Path
 
+from rclify.errors import UsageError
 from rclify.transform import apply
 
 
@@ -19,7 +20,13 @@ def add_parser(sub):
 
 
 def run(args) -> int:
-    restored, discarded = apply.revert(args.src, force=args.force)
+    root = args.src.resolve()
+    if not root.is_dir():
+        raise UsageError(f"{args.src}: not a directory")
+    with apply.exclusive(root) as recovered:  # one run per tree; finishes an interrupted transform or revert
+        if recovered and not (root / apply.STATE_DIR / apply.STATE_FILE).exists():
+            return 0  # the interrupted run was rolled back (or a revert finished): nothing left to revert
+        restored, discarded = apply.revert(args.src, force=args.force)
     print(f"rclify revert: restored {len(restored)} files in {args.src} "
           f"(lock_config.h is kept: a later transform keeps its choices)")
     if discarded:

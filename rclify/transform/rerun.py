@@ -49,10 +49,12 @@ def run(root: Path, state: dict, options: "pipeline.Options", progress: Progress
     if options.dry_run:
         print_diff(root, writes, outcome.locks, config_path)
     else:
-        apply.commit(root, apply.Commit(
+        notes = apply.commit(root, apply.Commit(
             writes, {rel: originals[rel] for rel in outcome.changed}, dict(outcome.changed),
             {rel: apply.text_hash(text) for rel, text in targets.items()}, outcome.locks, config_path,
             created_config=state.get("created_config", False)))
+        for note in notes:
+            progress(note)
     pipeline.finish(outcome, options, progress)
     return outcome
 

@@ -64,6 +64,11 @@ class Options:
 def run(options: Options) -> Outcome:
     progress = Progress(options.quiet)
     root = _prepare_tree(options)
+    with apply_step.exclusive(root, recover_now=not options.dry_run):  # one run per tree; recovery
+        return _run(root, options, progress)
+
+
+def _run(root: Path, options: Options, progress: Progress) -> Outcome:
     state = apply_step.read_state(root)
     if state is not None:  # a transformed tree: take up what changed since (rerun.py)
         from rclify.transform import rerun
@@ -76,7 +81,8 @@ def run(options: Options) -> Outcome:
     if options.dry_run:
         print_diff(root, outcome.changed, outcome.locks, config_path)
     else:
-        apply_step.commit(root, _first_commit(root, files, outcome, config_path))
+        for note in apply_step.commit(root, _first_commit(root, files, outcome, config_path)):
+            progress(note)
     finish(outcome, options, progress)
     return outcome
 
