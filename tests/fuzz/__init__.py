@@ -1,0 +1,1 @@
+"""rclify's differential fuzzer: generated programs, original against transformed (docs/fuzzing.md)."""

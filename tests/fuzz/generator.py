@@ -1,0 +1,758 @@
+"""rclify's own program generator: what Csmith lacks.
+
+A program is a handful of independent *scenarios*, each a function `sK()` returning an unsigned
+checksum that main prints on its own line (`sK <kind> = <value>`), so a difference names the
+scenario that made it.  Every scenario is deterministic by construction: threads only make
+commutative updates (sums, xors, maxima, counts) or work on their own data, condvar waits wait for
+a predicate, barriers separate the phases that read from those that write.
+
+Each scenario draws its own shape from the random generator: where the lock lives (global, a
+struct on the stack, the heap), how it is taken (direct call, macro, checked call, checked macro,
+wrapper function), what the section calls (static, extern in another file, through a function
+pointer, recursive, variadic helpers), and its early exits.  A *feature* names every shape a
+transform rule is about; `disabled` features are never generated (the fixed campaign disables the
+known bugs the transform has not fixed yet, docs/fuzzing.md).
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+
+# Every feature the generator can turn off.  The known transform bugs (issue 22) are marked: the
+# fixed-seed campaign of the test command disables them until the lead's fixes land.
+FEATURES = {
+    "threads": "threads making commutative updates under a lock",
+    "condvar": "condvar waits (latches, bounded buffers) on stack state reached through pointers",
+    "barrier": "a generation barrier on the stack",
+    "early-exit": "unlock; return / goto out / break / continue early exits",
+    "goto-own-unlock": "goto to a label on the region's own unlock (issue 22: refused)",
+    "nested": "nested locks in a fixed order",
+    "helpers": "helpers called in sections: static, extern, function pointer, variadic",
+    "recursion": "a section in a recursive function calling itself (issue 22: does not compile)",
+    "ptr-alias-local": "a local read in the section but written through a pointer (issue 22: captured by value)",
+    "region-local-escape": "a local declared in the region whose address escapes past the unlock (issue 22)",
+    "alloca": "alloca in a section, used after the unlock (issue 22)",
+    "func-macro": "__func__ through a macro in a section (issue 22)",
+    "func-literal": "__func__ written in a section, and assert",
+    "errno-tls": "errno and _Thread_local reads in sections",
+    "stdatomic": "<stdatomic.h> in a function with a section (issue 22: parse errors)",
+    "locals": "struct, array, volatile, static and const locals in sections; &local to a helper",
+}
+
+KNOWN_BUGS = ("goto-own-unlock", "recursion", "ptr-alias-local", "region-local-escape", "alloca",
+              "func-macro", "stdatomic")
+
+LOCK_STYLES = ("direct", "macro", "checked", "checked-macro", "wrapper")
+
+PRELUDE = r"""#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <stdarg.h>
+#include <errno.h>
+#include <assert.h>
+#include <alloca.h>
+{atomic_include}
+#define LOCK(m) pthread_mutex_lock(m)
+#define UNLOCK(m) pthread_mutex_unlock(m)
+#define CHECKED_LOCK(m) do {{ if (pthread_mutex_lock(m) != 0) abort(); }} while (0)
+#define CHECKED_UNLOCK(m) do {{ if (pthread_mutex_unlock(m) != 0) abort(); }} while (0)
+#define FN_LEN() ((unsigned long)strlen(__func__))
+
+__attribute__((unused)) static void fz_lock(pthread_mutex_t *m) {{ pthread_mutex_lock(m); }}
+__attribute__((unused)) static void fz_unlock(pthread_mutex_t *m) {{ pthread_mutex_unlock(m); }}
+__attribute__((unused)) static long fz_static_helper(long a, long b) {{ return a * 3 + (b ^ 5); }}
+__attribute__((unused)) static long fz_rec_helper(long n) {{ return n <= 0 ? 1 : (n % 7) + fz_rec_helper(n - 1); }}
+__attribute__((unused)) static long fz_var_helper(int n, ...)
+{{
+    va_list ap;
+    long s = 0;
+    va_start(ap, n);
+    for (int i = 0; i < n; i++)
+        s += va_arg(ap, long) * (i + 1);
+    va_end(ap);
+    return s;
+}}
+__attribute__((unused)) static void fz_add_to(long *p, long v) {{ *p += v; }}
+long fz_extern_helper(long a, long b);
+"""
+
+HELPERS_C = r"""long fz_extern_helper(long a, long b) { return (a << 1) - b + 11; }
+"""
+
+
+def lock_stmt(style: str, expr: str) -> str:
+    return {"direct": f"pthread_mutex_lock({expr});",
+            "macro": f"LOCK({expr});",
+            "checked": f"if (pthread_mutex_lock({expr}) != 0) abort();",
+            "checked-macro": f"CHECKED_LOCK({expr});",
+            "wrapper": f"fz_lock({expr});"}[style]
+
+
+def unlock_stmt(style: str, expr: str) -> str:
+    return {"direct": f"pthread_mutex_unlock({expr});",
+            "macro": f"UNLOCK({expr});",
+            "checked": f"if (pthread_mutex_unlock({expr}) != 0) abort();",
+            "checked-macro": f"CHECKED_UNLOCK({expr});",
+            "wrapper": f"fz_unlock({expr});"}[style]
+
+
+@dataclass
+class Scenario:
+    kind: str
+    decls: str  # file-scope declarations and functions
+    func: str  # `static unsigned long sK(void)`
+    features: set[str] = field(default_factory=set)
+
+
+@dataclass
+class Program:
+    files: dict[str, str]  # name -> text
+    scenarios: list[Scenario]
+
+    @property
+    def features(self) -> set[str]:
+        return set().union(*(s.features for s in self.scenarios)) if self.scenarios else set()
+
+
+class Gen:
+    def __init__(self, rng: random.Random, disabled: set[str]):
+        self.rng = rng
+        self.disabled = set(disabled)
+
+    def on(self, feature: str, p: float = 0.5) -> bool:
+        return feature not in self.disabled and self.rng.random() < p
+
+    def style(self) -> str:
+        return self.rng.choice(LOCK_STYLES)
+
+    def helper_call(self, a: str, b: str, feats: set[str]) -> str:
+        """An expression calling a pure helper (in a section)."""
+        if not self.on("helpers", 0.7):
+            return f"({a} + {b})"
+        feats.add("helpers")
+        kind = self.rng.choice(("static", "extern", "fnptr", "recursive", "variadic"))
+        return {"static": f"fz_static_helper({a}, {b})",
+                "extern": f"fz_extern_helper({a}, {b})",
+                "fnptr": f"fz_fnptr({a}, {b})",
+                "recursive": f"fz_rec_helper(({a}) % 9)",
+                "variadic": f"fz_var_helper(2, (long)({a}), (long)({b}))"}[kind]
+
+
+# --- scenarios -------------------------------------------------------------------------------
+
+def scen_threads(g: Gen, k: str) -> Scenario:
+    r = g.rng
+    feats = {"threads"}
+    st = g.style()
+    nthreads = r.randint(2, 4)
+    iters = r.randint(50, 400)
+    storage = r.choice(("global", "stack", "heap"))
+    m1, m2 = r.randint(3, 97), r.randint(3, 97)
+    sh = "sh"
+    lk = f"&{sh}->m"
+    body: list[str] = []
+    pre: list[str] = []  # before the lock, in the loop
+    post: list[str] = []  # after the unlock, in the loop
+    worker_locals = ["long acc = 0;"]
+    final_lines: list[str] = []
+    choices = ["sum", "xor", "max", "cnt", "acc"]
+    for _ in range(r.randint(1, 4)):
+        c = r.choice(choices)
+        if c == "sum":
+            body.append(f"{sh}->sum += {g.helper_call('v', 'tid', feats)};")
+        elif c == "xor":
+            body.append(f"{sh}->x ^= (unsigned long)v * 2654435761u;")
+        elif c == "max":
+            body.append(f"if (v > {sh}->maxv) {sh}->maxv = v;")
+        elif c == "cnt":
+            body.append(f"{sh}->cnt++;")
+        else:
+            body.append("acc += v & 15;")
+    exit_kind = None
+    if g.on("early-exit", 0.5):
+        feats.add("early-exit")
+        exit_kind = r.choice(("continue", "break", "goto-out"))
+        p = r.randint(2, 9)
+        pos = r.randint(0, len(body))
+        if exit_kind == "continue":
+            body.insert(pos, f"if (v % {p} == 0) {{ {sh}->cnt += 2; {unlock_stmt(st, lk)} continue; }}")
+        elif exit_kind == "break":
+            body.insert(pos, f"if (i == {iters - r.randint(1, 20)}) {{ {sh}->cnt += 1000; {unlock_stmt(st, lk)} break; }}")
+        else:
+            body.insert(pos, f"if (i == {iters // 2}) {{ {sh}->cnt += 77; {unlock_stmt(st, lk)} goto out; }}")
+    own_unlock = False
+    if exit_kind is None and g.on("goto-own-unlock", 0.3):
+        feats.add("goto-own-unlock")
+        own_unlock = True
+        body.insert(r.randint(0, len(body)), f"if (v % {r.randint(2, 7)} == 1) goto {k}_unlock;")
+    if g.on("ptr-alias-local", 0.25):
+        feats.add("ptr-alias-local")
+        worker_locals.append("long seen = 0; long *seenp = &seen;")
+        body.append(f"*seenp += 1; if (seen % {r.randint(2, 5)} == 0) {sh}->cnt2++;")
+    if g.on("region-local-escape", 0.25):
+        feats.add("region-local-escape")
+        worker_locals.append("const char *bp = 0;")
+        body.append("char buf[24]; snprintf(buf, sizeof buf, \"v%ld\", v); bp = buf;")
+        post.append("acc += (long)strlen(bp) + bp[1];")
+    if g.on("alloca", 0.2):
+        feats.add("alloca")
+        worker_locals.append("char *ap = 0;")
+        body.append("ap = alloca(32); snprintf(ap, 32, \"%ld\", v * 7);")
+        post.append("acc += (long)strlen(ap);")
+    if g.on("errno-tls", 0.3):
+        feats.add("errno-tls")
+        if r.random() < 0.5:
+            pre.append("errno = tid + 3;")
+            body.append(f"{sh}->sum += errno;")
+        else:
+            worker_locals.append(f"{k}_tls = tid * 10 + 1;")
+            body.append(f"{sh}->sum += {k}_tls;")
+    if g.on("func-literal", 0.3):
+        feats.add("func-literal")
+        body.append(f"{sh}->sum += (long)strlen(__func__); assert(strcmp(__func__, \"{k}_worker\") == 0);")
+    if g.on("func-macro", 0.2):
+        feats.add("func-macro")
+        body.append(f"{sh}->sum += FN_LEN();")
+    decl_tail = ""
+    if own_unlock:
+        region = [lock_stmt(st, lk), *body, f"{k}_unlock:", unlock_stmt(st, lk)]
+    else:
+        region = [lock_stmt(st, lk), *body, unlock_stmt(st, lk)]
+    loop_body = "\n        ".join([f"long v = (long)((i * {m1} + tid * {m2}) % 1000);", *pre, *region, *post])
+    out_label = f"out:\n    (void)0;" if exit_kind == "goto-out" else ""
+    shared_def = f"struct {k}_shared {{ pthread_mutex_t m; long sum; unsigned long x; long maxv; long cnt; long cnt2; long accs; }};"
+    if storage == "global":
+        decl_tail = f"static struct {k}_shared {k}_g = {{ PTHREAD_MUTEX_INITIALIZER, 0, 0, 0, 0, 0, 0 }};"
+        setup = f"struct {k}_shared *shp = &{k}_g;"
+        teardown = ""
+    elif storage == "stack":
+        setup = f"struct {k}_shared shs; memset(&shs, 0, sizeof shs); pthread_mutex_init(&shs.m, NULL); struct {k}_shared *shp = &shs;"
+        teardown = "pthread_mutex_destroy(&shp->m);"
+    else:
+        setup = f"struct {k}_shared *shp = calloc(1, sizeof *shp); pthread_mutex_init(&shp->m, NULL);"
+        teardown = "pthread_mutex_destroy(&shp->m);"
+    tls = f"__attribute__((unused)) static _Thread_local long {k}_tls;" if "errno-tls" in feats else ""
+    decls = f"""{shared_def}
+{decl_tail}
+{tls}
+struct {k}_arg {{ struct {k}_shared *sh; int tid; }};
+static void *{k}_worker(void *p)
+{{
+    struct {k}_arg *a = p;
+    struct {k}_shared *{sh} = a->sh;
+    int tid = a->tid;
+    {' '.join(worker_locals)}
+    for (int i = 0; i < {iters}; i++) {{
+        {loop_body}
+    }}
+{out_label}
+    {lock_stmt(st, lk)}
+    {sh}->accs += acc;
+    {unlock_stmt(st, lk)}
+    return NULL;
+}}
+"""
+    heap_free = "free(shp);" if storage == "heap" else ""
+    func = f"""static unsigned long {k}(void)
+{{
+    {setup}
+    pthread_t th[{nthreads}];
+    struct {k}_arg args[{nthreads}];
+    for (int t = 0; t < {nthreads}; t++) {{
+        args[t].sh = shp;
+        args[t].tid = t;
+        if (pthread_create(&th[t], NULL, {k}_worker, &args[t]) != 0) abort();
+    }}
+    for (int t = 0; t < {nthreads}; t++)
+        pthread_join(th[t], NULL);
+    unsigned long r = (unsigned long)shp->sum * 31u + shp->x + (unsigned long)shp->maxv * 7u
+                      + (unsigned long)shp->cnt * 13u + (unsigned long)shp->cnt2 * 17u + (unsigned long)shp->accs;
+    {teardown}
+    {heap_free}
+    return r;
+}}
+"""
+    return Scenario("threads", decls, func, feats)
+
+
+def scen_latch(g: Gen, k: str) -> Scenario:
+    """A countdown latch on the caller's stack; workers add to a sum, count down, the caller waits."""
+    r = g.rng
+    feats = {"condvar", "threads"}
+    st = g.style()
+    n = r.randint(2, 4)
+    local_counter = g.on("ptr-alias-local", 0.3)
+    if local_counter:
+        feats.add("ptr-alias-local")
+    via_ptr_struct = r.random() < 0.5
+    decls = f"""struct {k}_latch {{ pthread_mutex_t m; pthread_cond_t c; int remaining; int *remp; long sum; }};
+struct {k}_arg {{ struct {k}_latch *l; int tid; }};
+static void *{k}_worker(void *p)
+{{
+    struct {k}_arg *a = p;
+    struct {k}_latch *l = a->l;
+    long mine = 0;
+    for (int i = 0; i <= {r.randint(10, 200)}; i++)
+        mine += (i * (a->tid + 1)) % {r.randint(5, 50)};
+    {lock_stmt(st, '&l->m')}
+    l->sum += mine;
+    if (--*l->remp == 0)
+        pthread_cond_broadcast(&l->c);
+    {unlock_stmt(st, '&l->m')}
+    return NULL;
+}}
+"""
+    if local_counter:
+        counter_setup = f"int remaining = {n}; lt.remp = &remaining;"
+        pred = "remaining > 0"
+    elif via_ptr_struct:
+        counter_setup = f"lt.remaining = {n}; lt.remp = &lt.remaining; struct {k}_latch *lp = &lt;"
+        pred = "*lp->remp > 0"
+    else:
+        counter_setup = f"lt.remaining = {n}; lt.remp = &lt.remaining;"
+        pred = "lt.remaining > 0"
+    func = f"""static unsigned long {k}(void)
+{{
+    struct {k}_latch lt;
+    memset(&lt, 0, sizeof lt);
+    pthread_mutex_init(&lt.m, NULL);
+    pthread_cond_init(&lt.c, NULL);
+    {counter_setup}
+    pthread_t th[{n}];
+    struct {k}_arg args[{n}];
+    for (int t = 0; t < {n}; t++) {{
+        args[t].l = &lt;
+        args[t].tid = t;
+        if (pthread_create(&th[t], NULL, {k}_worker, &args[t]) != 0) abort();
+    }}
+    long seen;
+    {lock_stmt(st, '&lt.m')}
+    while ({pred})
+        pthread_cond_wait(&lt.c, &lt.m);
+    seen = lt.sum;
+    {unlock_stmt(st, '&lt.m')}
+    for (int t = 0; t < {n}; t++)
+        pthread_join(th[t], NULL);
+    pthread_cond_destroy(&lt.c);
+    pthread_mutex_destroy(&lt.m);
+    return (unsigned long)seen * 3u + 1u;
+}}
+"""
+    return Scenario("latch", decls, func, feats)
+
+
+def scen_barrier(g: Gen, k: str) -> Scenario:
+    r = g.rng
+    feats = {"barrier", "condvar", "threads"}
+    st = g.style()
+    n = r.randint(2, 4)
+    phases = r.randint(2, 6)
+    decls = f"""struct {k}_bar {{ pthread_mutex_t m; pthread_cond_t c; int n, count; unsigned gen; }};
+static void {k}_wait(struct {k}_bar *b)
+{{
+    {lock_stmt(st, '&b->m')}
+    unsigned g = b->gen;
+    if (++b->count == b->n) {{
+        b->count = 0;
+        b->gen++;
+        pthread_cond_broadcast(&b->c);
+    }} else {{
+        while (g == b->gen)
+            pthread_cond_wait(&b->c, &b->m);
+    }}
+    {unlock_stmt(st, '&b->m')}
+}}
+struct {k}_arg {{ struct {k}_bar *b; long *slots; int tid; }};
+static void *{k}_worker(void *p)
+{{
+    struct {k}_arg *a = p;
+    for (int ph = 0; ph < {phases}; ph++) {{
+        long s = 0;
+        for (int j = 0; j < {n}; j++)
+            s += a->slots[j];
+        {k}_wait(a->b);
+        a->slots[a->tid] = (s * {r.randint(2, 9)} + a->tid + ph) % 100003;
+        {k}_wait(a->b);
+    }}
+    return NULL;
+}}
+"""
+    func = f"""static unsigned long {k}(void)
+{{
+    struct {k}_bar bar = {{ .n = {n} }};
+    long slots[{n}];
+    pthread_mutex_init(&bar.m, NULL);
+    pthread_cond_init(&bar.c, NULL);
+    for (int j = 0; j < {n}; j++)
+        slots[j] = j + 1;
+    pthread_t th[{n}];
+    struct {k}_arg args[{n}];
+    for (int t = 0; t < {n}; t++) {{
+        args[t].b = &bar;
+        args[t].slots = slots;
+        args[t].tid = t;
+        if (pthread_create(&th[t], NULL, {k}_worker, &args[t]) != 0) abort();
+    }}
+    for (int t = 0; t < {n}; t++)
+        pthread_join(th[t], NULL);
+    unsigned long h = bar.gen;
+    for (int j = 0; j < {n}; j++)
+        h = h * 131u + (unsigned long)slots[j];
+    return h;
+}}
+"""
+    return Scenario("barrier", decls, func, feats)
+
+
+def scen_exits(g: Gen, k: str) -> Scenario:
+    """Single-threaded: a withdraw function with every kind of early exit, a loop with break and
+    continue exits, a switch whose cases unlock."""
+    r = g.rng
+    feats = {"early-exit"}
+    st = g.style()
+    lk = "&a->m"
+    own = g.on("goto-own-unlock", 0.4)
+    if own:
+        feats.add("goto-own-unlock")
+    zero_case = "if (amt == 0) goto unlock;" if own else f"if (amt == 0) {{ {unlock_stmt(st, lk)} return 0; }}"
+    label = "unlock:\n    " if own else ""
+    loop_lock = "&" + k + "_m"
+    n = r.randint(20, 120)
+    decls = f"""struct {k}_acct {{ pthread_mutex_t m; long bal; long log; }};
+static pthread_mutex_t {k}_m = PTHREAD_MUTEX_INITIALIZER;
+static long {k}_total;
+static int {k}_take(struct {k}_acct *a, long amt)
+{{
+    int rc = 0;
+    {lock_stmt(st, lk)}
+    if (amt < 0) {{
+        {unlock_stmt(st, lk)}
+        return -2;
+    }}
+    if (a->bal < amt) {{
+        rc = -1;
+        a->log += 1000;
+        {unlock_stmt(st, lk)}
+        goto out;
+    }}
+    {zero_case}
+    a->bal -= amt;
+    a->log += amt;
+    {label}{unlock_stmt(st, lk)}
+out:
+    return rc;
+}}
+static int {k}_classify(long v)
+{{
+    int r;
+    {lock_stmt(st, loop_lock)}
+    switch (v % 4) {{
+    case 0:
+        {k}_total += 1;
+        {unlock_stmt(st, loop_lock)}
+        return 10;
+    case 1:
+        {k}_total += 2;
+        r = 11;
+        {unlock_stmt(st, loop_lock)}
+        break;
+    default:
+        {k}_total += {g.helper_call('v', '3', feats)};
+        r = 12;
+        {unlock_stmt(st, loop_lock)}
+        break;
+    }}
+    return r;
+}}
+"""
+    func = f"""static unsigned long {k}(void)
+{{
+    struct {k}_acct acct = {{ PTHREAD_MUTEX_INITIALIZER, {r.randint(100, 5000)}, 0 }};
+    unsigned long h = 0;
+    long i;
+    for (i = 0; i < {n}; i++) {{
+        long amt = (i * {r.randint(3, 41)}) % {r.randint(50, 200)} - {r.randint(0, 5)};
+        h = h * 33u + (unsigned long)({k}_take(&acct, amt) + 3);
+        h += (unsigned long){k}_classify(i * {r.randint(1, 9)});
+        {lock_stmt(st, loop_lock)}
+        if (i % {r.randint(2, 9)} == 0) {{
+            {k}_total += i;
+            {unlock_stmt(st, loop_lock)}
+            continue;
+        }}
+        if ({k}_total > {r.randint(2000, 200000)}) {{
+            {unlock_stmt(st, loop_lock)}
+            break;
+        }}
+        {k}_total ^= i;
+        {unlock_stmt(st, loop_lock)}
+    }}
+    return h + (unsigned long)acct.bal * 7u + (unsigned long)acct.log + (unsigned long){k}_total + (unsigned long)i;
+}}
+"""
+    return Scenario("exits", decls, func, feats)
+
+
+def scen_nested(g: Gen, k: str) -> Scenario:
+    r = g.rng
+    feats = {"nested", "threads"}
+    st1, st2 = g.style(), g.style()
+    n = r.randint(2, 4)
+    iters = r.randint(50, 300)
+    decls = f"""struct {k}_pair {{ pthread_mutex_t a, b; long x, y; unsigned long h; }};
+static struct {k}_pair {k}_p = {{ PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER, 1000, 1000, 0 }};
+static void *{k}_worker(void *arg)
+{{
+    long tid = (long)(size_t)arg;
+    struct {k}_pair *p = &{k}_p;
+    for (int i = 0; i < {iters}; i++) {{
+        long amt = (i + tid * {r.randint(2, 13)}) % {r.randint(5, 30)};
+        {lock_stmt(st1, '&p->a')}
+        p->x -= amt;
+        {lock_stmt(st2, '&p->b')}
+        p->y += amt;
+        p->h += (unsigned long){g.helper_call('amt', 'tid', feats)};
+        {unlock_stmt(st2, '&p->b')}
+        p->x += amt / 2;
+        {unlock_stmt(st1, '&p->a')}
+    }}
+    return NULL;
+}}
+"""
+    func = f"""static unsigned long {k}(void)
+{{
+    pthread_t th[{n}];
+    for (long t = 0; t < {n}; t++)
+        if (pthread_create(&th[t], NULL, {k}_worker, (void *)(size_t)t) != 0) abort();
+    for (int t = 0; t < {n}; t++)
+        pthread_join(th[t], NULL);
+    return (unsigned long){k}_p.x * 1000003u + (unsigned long){k}_p.y + {k}_p.h;
+}}
+"""
+    return Scenario("nested", decls, func, feats)
+
+
+def scen_bounded_buffer(g: Gen, k: str) -> Scenario:
+    r = g.rng
+    feats = {"condvar", "threads"}
+    st = g.style()
+    prod = r.randint(1, 3)
+    items = r.randint(20, 200)
+    cap = r.randint(1, 8)
+    decls = f"""struct {k}_q {{ pthread_mutex_t m; pthread_cond_t not_full, not_empty; long buf[{cap}]; int head, count, producers; }};
+struct {k}_parg {{ struct {k}_q *q; int tid; }};
+static void *{k}_producer(void *p)
+{{
+    struct {k}_parg *a = p;
+    struct {k}_q *q = a->q;
+    for (int i = 0; i < {items}; i++) {{
+        long v = (long)i * {r.randint(2, 17)} + a->tid;
+        {lock_stmt(st, '&q->m')}
+        while (q->count == {cap})
+            pthread_cond_wait(&q->not_full, &q->m);
+        q->buf[(q->head + q->count) % {cap}] = v;
+        q->count++;
+        pthread_cond_signal(&q->not_empty);
+        {unlock_stmt(st, '&q->m')}
+    }}
+    {lock_stmt(st, '&q->m')}
+    q->producers--;
+    pthread_cond_broadcast(&q->not_empty);
+    {unlock_stmt(st, '&q->m')}
+    return NULL;
+}}
+"""
+    func = f"""static unsigned long {k}(void)
+{{
+    struct {k}_q q;
+    memset(&q, 0, sizeof q);
+    pthread_mutex_init(&q.m, NULL);
+    pthread_cond_init(&q.not_full, NULL);
+    pthread_cond_init(&q.not_empty, NULL);
+    q.producers = {prod};
+    pthread_t th[{prod}];
+    struct {k}_parg args[{prod}];
+    for (int t = 0; t < {prod}; t++) {{
+        args[t].q = &q;
+        args[t].tid = t;
+        if (pthread_create(&th[t], NULL, {k}_producer, &args[t]) != 0) abort();
+    }}
+    unsigned long sum = 0, xs = 0;
+    long got = 0;
+    for (;;) {{
+        long v;
+        {lock_stmt(st, '&q.m')}
+        while (q.count == 0 && q.producers > 0)
+            pthread_cond_wait(&q.not_empty, &q.m);
+        if (q.count == 0) {{
+            {unlock_stmt(st, '&q.m')}
+            break;
+        }}
+        v = q.buf[q.head];
+        q.head = (q.head + 1) % {cap};
+        q.count--;
+        pthread_cond_signal(&q.not_full);
+        {unlock_stmt(st, '&q.m')}
+        sum += (unsigned long)v;
+        xs ^= (unsigned long)v * 40503u;
+        got++;
+    }}
+    for (int t = 0; t < {prod}; t++)
+        pthread_join(th[t], NULL);
+    return sum * 7u + xs + (unsigned long)got;
+}}
+"""
+    return Scenario("bounded-buffer", decls, func, feats)
+
+
+def scen_locals(g: Gen, k: str) -> Scenario:
+    """Single-threaded: the caller's locals of every kind read and written in sections."""
+    r = g.rng
+    feats = {"locals"}
+    st = g.style()
+    lk = f"&{k}_m"
+    n = r.randint(5, 40)
+    stmts = []
+    for n_stmt in range(r.randint(2, 6)):
+        c = r.choice(("struct", "array", "volatile", "static", "const", "addr", "ptr", "decl", "fnptr"))
+        if c == "struct":
+            stmts.append("pt.x += i; pt.y ^= (int)i; cp = pt;")
+        elif c == "array":
+            stmts.append(f"arr[i % 8] += i * {r.randint(1, 9)}; total += arr[(i + 3) % 8];")
+        elif c == "volatile":
+            stmts.append("vol += i & 3; total += vol;")
+        elif c == "static":
+            stmts.append("stat_n++; total += stat_n;")
+        elif c == "const":
+            stmts.append("total += cst * i;")
+        elif c == "addr":
+            stmts.append("fz_add_to(&total, i + 1);")
+        elif c == "ptr":
+            stmts.append("*tp += 2; total += *tp;")
+        elif c == "decl":
+            stmts.append(f"long tmpv{n_stmt} = i * 3 + total % 5; total += tmpv{n_stmt};")
+        else:
+            feats.add("helpers")
+            stmts.append("total += fz_fnptr(i, total % 11);")
+    if g.on("ptr-alias-local", 0.3):
+        feats.add("ptr-alias-local")
+        stmts.append("*hp = (i % 3 == 0); if (found) hits++;")
+    if g.on("region-local-escape", 0.3):
+        feats.add("region-local-escape")
+        stmts.append("char nb[20]; snprintf(nb, sizeof nb, \"n%ld\", i); name = nb;")
+        after = "total += (long)strlen(name) * name[1];"
+    else:
+        after = ""
+    if g.on("func-literal", 0.3):
+        feats.add("func-literal")
+        stmts.append(f"total += (long)strlen(__func__); assert(strcmp(__func__, \"{k}\") == 0);")
+    if g.on("func-macro", 0.2):
+        feats.add("func-macro")
+        stmts.append("total += (long)FN_LEN();")
+    atomic = ""
+    if g.on("stdatomic", 0.2):
+        feats.add("stdatomic")
+        atomic = f"atomic_fetch_add(&{k}_at, 1); total += atomic_load(&{k}_at);"
+    body = "\n        ".join(stmts)
+    decls = f"""static pthread_mutex_t {k}_m = PTHREAD_MUTEX_INITIALIZER;
+{f'static atomic_long {k}_at;' if 'stdatomic' in feats else ''}
+struct {k}_pt {{ long x; int y; }};
+"""
+    func = f"""static unsigned long {k}(void)
+{{
+    struct {k}_pt pt = {{ 1, 2 }}, cp = {{ 0, 0 }};
+    long arr[8] = {{ 0 }};
+    volatile long vol = 1;
+    static long stat_n;
+    const long cst = {r.randint(1, 99)};
+    long total = 0, tv = 5, *tp = &tv;
+    long found = 0, hits = 0, *hp = &found;
+    const char *name = "";
+    (void)pt; (void)cp; (void)tp; (void)hp; (void)name; (void)cst; (void)vol; (void)hits; (void)arr;
+    for (long i = 0; i < {n}; i++) {{
+        {atomic}
+        {lock_stmt(st, lk)}
+        {body}
+        {unlock_stmt(st, lk)}
+        {after}
+    }}
+    return (unsigned long)total + (unsigned long)cp.x * 3u + (unsigned long)cp.y + (unsigned long)tv
+           + (unsigned long)hits * 1009u + (unsigned long)arr[2] + (unsigned long)stat_n;
+}}
+"""
+    return Scenario("locals", decls, func, feats)
+
+
+def scen_recursion(g: Gen, k: str) -> Scenario:
+    r = g.rng
+    feats = {"recursion"}
+    st = g.style()
+    depth = r.randint(2, 6)
+    decls = f"""static pthread_mutex_t {k}_m[{depth + 1}] = {{ {', '.join(['PTHREAD_MUTEX_INITIALIZER'] * (depth + 1))} }};
+static long {k}_val[{depth + 1}];
+static long {k}_rec(int d)
+{{
+    long r;
+    {lock_stmt(st, f'&{k}_m[d]')}
+    r = d * 3 + {k}_val[d];
+    if (d < {depth})
+        r += {k}_rec(d + 1);
+    {k}_val[d] += r;
+    {unlock_stmt(st, f'&{k}_m[d]')}
+    return r;
+}}
+"""
+    func = f"""static unsigned long {k}(void)
+{{
+    unsigned long h = 0;
+    for (int i = 0; i < {r.randint(2, 10)}; i++)
+        h = h * 31u + (unsigned long){k}_rec(0);
+    return h;
+}}
+"""
+    return Scenario("recursion", decls, func, feats)
+
+
+SCENARIOS = {
+    "threads": (scen_threads, 4, "threads"),
+    "latch": (scen_latch, 2, "condvar"),
+    "barrier": (scen_barrier, 1, "barrier"),
+    "exits": (scen_exits, 2, "early-exit"),
+    "nested": (scen_nested, 1, "nested"),
+    "bounded-buffer": (scen_bounded_buffer, 1, "condvar"),
+    "locals": (scen_locals, 2, "locals"),
+    "recursion": (scen_recursion, 1, "recursion"),
+}
+
+
+def generate(rng: random.Random, disabled: set[str] = frozenset(), scenarios: int | None = None,
+             only: list[tuple[str, int]] | None = None) -> Program:
+    """A program of `scenarios` random scenarios (2-5).  `only` regenerates a subset: a list of
+    (kind, state) pairs, state being the random state each scenario was drawn with (a difference is
+    first narrowed to the scenario whose line differs)."""
+    g = Gen(rng, disabled)
+    kinds = [(name, w) for name, (_, w, feat) in SCENARIOS.items() if feat not in g.disabled]
+    picks: list[tuple[str, int]] = []
+    if only is None:
+        for _ in range(scenarios or rng.randint(2, 5)):
+            name = rng.choices([n for n, _ in kinds], weights=[w for _, w in kinds])[0]
+            picks.append((name, rng.getrandbits(48)))
+    else:
+        picks = only
+    scens = []
+    for i, (name, state) in enumerate(picks):
+        g.rng = random.Random(state)
+        sc = SCENARIOS[name][0](g, f"s{i}")
+        sc.state = state  # type: ignore[attr-defined]
+        scens.append(sc)
+    uses_atomic = any("stdatomic" in s.features for s in scens)
+    text = PRELUDE.format(atomic_include="#include <stdatomic.h>" if uses_atomic else "")
+    text += "__attribute__((unused)) static long (*fz_fnptr)(long, long) = fz_static_helper;\n\n"
+    for s in scens:
+        text += s.decls + "\n" + s.func + "\n"
+    calls = "\n".join(f'    printf("s{i} {s.kind} = %lu\\n", s{i}());' for i, s in enumerate(scens))
+    text += f"int main(void)\n{{\n{calls}\n    return 0;\n}}\n"
+    return Program({"main.c": text, "helpers.c": HELPERS_C}, scens)
