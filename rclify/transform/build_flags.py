@@ -351,6 +351,8 @@ def _guessed(root: Path) -> BuildFlags:
                 sources.append(path)
     dirs: set[Path] = set()
     for source in sources:
+        if not source.is_file():  # a FIFO would block the read (run.source_files lists such files)
+            continue
         try:
             text = source.read_text(errors="replace")
         except OSError:

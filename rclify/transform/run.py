@@ -75,9 +75,11 @@ def _run(root: Path, options: Options, progress: Progress) -> Outcome:
 
         return rerun.run(root, state, options, progress)
     config_path = (options.config or root / "lock_config.h").resolve()
-    files = source_files(root)
+    skipped: dict[str, str] = {}
+    files = source_files(root, skipped)
     apply_step.refuse_foreign_transformation(root, files)
     outcome = analyse_tree(root, files, config_path, options, progress)
+    outcome.unchanged.update(skipped)  # listed: `left unchanged: F: why`
     if options.dry_run:
         print_diff(root, outcome.changed, outcome.locks, config_path)
     else:
@@ -230,6 +232,12 @@ def _check_arguments(options: Options) -> None:
         atomic_file.check_writable(options.report, "--report")
     if options.config is not None:
         atomic_file.check_writable(options.config, "--config")
+        tree = options.output.resolve() if options.output is not None else src
+        if not options.config.resolve().is_relative_to(tree):
+            # the changed files #include it by its path relative to each of them, and the compile
+            # check writes it into its scratch copy of the tree
+            raise UsageError(f"--config {options.config}: outside the tree {tree} (give a path inside it; "
+                             "nothing was changed)")
     if options.output is not None:
         out = options.output.resolve()
         if out.exists() and not out.is_dir():
@@ -254,7 +262,12 @@ def _prepare_tree(options: Options) -> Path:
     return out
 
 
-def source_files(root: Path) -> list[Path]:
+def source_files(root: Path, skipped: dict[str, str] | None = None) -> list[Path]:
+    """The tree's C and C++ files that rclify reads and may rewrite: regular, readable files.  The
+    others with a source file's name go to `skipped` ({relative path: why}): a FIFO, a device or a
+    socket (reading one would block or consume it), a symbolic link (its target is transformed
+    where it lies in the tree, and the link stays a link; one to outside the tree or to nothing is
+    not the tree's to change), a file rclify may not read or write."""
     files = []
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
@@ -262,8 +275,23 @@ def source_files(root: Path) -> list[Path]:
             # `*.in.h`: a template configure or make turns into the header the build uses (gnulib's
             # pthread.in.h, with @GUARD_PREFIX@ in it): no C, so neither analysed nor rewritten
             if name.endswith(SOURCE_SUFFIXES) and name != "lock_config.h" and not name.endswith(".in.h"):
-                files.append(Path(dirpath) / name)
+                path = Path(dirpath) / name
+                why = _not_a_source(path)
+                if why is None:
+                    files.append(path)
+                elif skipped is not None:
+                    skipped[str(path.relative_to(root))] = why
     return files
+
+
+def _not_a_source(path: Path) -> str | None:
+    if path.is_symlink():
+        return "a symbolic link (left as it is)" if path.exists() else "a broken symbolic link"
+    if not path.is_file():
+        return "not a regular file (a FIFO, a device or a socket)"
+    if not os.access(path, os.R_OK | os.W_OK):
+        return "not readable and writable by this user"
+    return None
 
 
 def _record_analysis(analysis: Analysis, outcome: Outcome, progress: Progress) -> None:

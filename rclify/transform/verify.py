@@ -150,6 +150,7 @@ class Staging:
                 if text != _read(path):
                     changed[rel] = text
                     _write(self.dir / rel, text)
+            self.config.parent.mkdir(parents=True, exist_ok=True)  # --config in a folder with no source file
             self.config.write_text(lock_config.render(self.outcome.locks))
             self.c_files = [str(p.relative_to(root)) for p in files if p.suffix == ".c"]
             extracted_in = {str(p.relative_to(root)) for p in rendered}
