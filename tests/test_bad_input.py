@@ -132,3 +132,13 @@ def test_sigterm_ends_the_commands_children_with_it(tmp_path):
     assert err.strip().splitlines()[-1] == "rclify check: interrupted (SIGTERM)"
     time.sleep(0.2)
     assert not [p for p in started if interrupt._alive(p)]  # no orphan left running
+
+
+def test_check_exits_1_when_the_transform_would_change_the_tree(tmp_path):
+    tree = tree_of(tmp_path)
+    before = snapshot(tree)
+    proc = rclify("transform", tree, "--check", "-q")
+    assert proc.returncode == 1, proc.stderr
+    assert "would change 3" in proc.stdout and snapshot(tree) == before
+    assert rclify("transform", tree, "-q").returncode == 0
+    assert rclify("transform", tree, "--check", "-q").returncode == 0  # nothing left to change

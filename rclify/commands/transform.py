@@ -21,6 +21,9 @@ def add_parser(sub):
     where.add_argument("--in-place", action="store_true", help="transform SRC itself (the default)")
     p.add_argument("--config", type=Path, help="lock_config.h to write (default: SRC/lock_config.h)")
     p.add_argument("--dry-run", action="store_true", help="print the diff, change nothing")
+    p.add_argument("--check", action="store_true",
+                   help="as --dry-run, and exit 1 when the transform would change the tree (0 when not), "
+                        "as black --check does")
     p.add_argument("--report", type=Path, help="write a JSON report of every region and lock")
     p.add_argument("-j", "--jobs", type=positive_int, default=os.cpu_count() or 1, help="parallel jobs (at least 1)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress output")
@@ -32,7 +35,7 @@ def add_parser(sub):
 
 def run(args) -> int:
     options = transform.Options(
-        src=args.src, output=args.output, config=args.config, dry_run=args.dry_run,
+        src=args.src, output=args.output, config=args.config, dry_run=args.dry_run or args.check,
         report=args.report, jobs=args.jobs, cflags=args.passthrough, quiet=args.quiet,
         database=args.database,
     )
@@ -40,6 +43,7 @@ def run(args) -> int:
     if outcome.already_transformed:
         print(f"{outcome.root}: already transformed, and no C file changed since: nothing changed")
         return 0
+    args.dry_run = args.dry_run or args.check
     s = outcome.summary()
     hybrid = ", ".join(f"{reason} {n}" for reason, n in s["hybrid"].items()) or "none"
     verb = "would change" if args.dry_run else "changed"
@@ -89,4 +93,6 @@ def run(args) -> int:
         if record["status"] == "hybrid":
             print(f"  hybrid: {record['file']}:{record['line']} in {record['function']}(): "
                   f"{record['reason']} (line {record['reason_line']})")
+    if args.check:  # 1: the transform would change the tree
+        return int(bool(outcome.rerun["updated"] if outcome.rerun is not None else s["files_changed"]))
     return 0
