@@ -6,6 +6,8 @@ import shutil
 import textwrap
 from pathlib import Path
 
+import tomllib
+
 import pytest
 
 from rclify import check, runtime_build
@@ -279,7 +281,7 @@ def test_rclify_toml_keeps_other_tables_and_optional_keys(tmp_path):
     assert (plan.system, plan.build, plan.test, plan.origin) == ("custom", "make all", "y", "command line")
     check.write_config(tmp_path, plan)
     text = (tmp_path / "rclify.toml").read_text()
-    assert text.startswith('[transform]\nskip = ["a.c"]')
+    assert tomllib.loads(text)["transform"] == {"skip": ["a.c"]}
     assert check.read_config(tmp_path) | {} == {"system": "custom", "build": "make all", "test": "y", "locks": ["*=rcl"]}
     # written again (each `rclify check` records its plan): the table's own comment names a list
     # (`locks = ["*=posix", ...]`), which once ended the old table early and left its tail behind
@@ -287,11 +289,25 @@ def test_rclify_toml_keeps_other_tables_and_optional_keys(tmp_path):
     for _ in range(3):
         check.write_config(tmp_path, plan)
     text = (tmp_path / "rclify.toml").read_text()
-    assert text.count("[check]") == 1 and text.count("system =") == 1 and "[other]\nkey = 1" in text
+    assert text.count("[check]") == 1 and text.count("system =") == 1 and tomllib.loads(text)["other"] == {"key": 1}
     assert check.read_config(tmp_path)["build"] == "make all"
     (tmp_path / "rclify.toml").write_text("[check]\nbuild = 3\n")
     with pytest.raises(UsageError, match="build has the wrong type"):
         check.read_config(tmp_path)
+
+
+def test_rclify_toml_round_trips_any_command_text(tmp_path):
+    # written by a TOML library: quotes, backslashes, control characters and emoji come back as given
+    build = 'make CFLAGS="$RCLIFY_CFLAGS" && echo "done \\o/ \U0001F680\t"'
+    check.write_config(tmp_path, check.make_plan(tmp_path, build=build, test="./t 'a b'"))
+    assert check.read_config(tmp_path)["build"] == build
+    assert check.make_plan(tmp_path).build == build
+
+
+def test_test_without_build_uses_the_detected_build(tmp_path):
+    (tmp_path / "Makefile").write_text("all:\n\ttrue\n")  # no test target: --test says how
+    plan = check.make_plan(tmp_path, test="./run-tests")
+    assert (plan.system, plan.test) == ("make", "./run-tests") and "make" in plan.build
 
 
 @pytest.mark.parametrize(

@@ -9,6 +9,9 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import tomli_w
+
+from rclify import atomic_file
 from rclify.errors import ToolMissingError, UsageError
 
 
@@ -39,8 +42,9 @@ class Plan:
     clean: str | None = None
 
 
-def detect(tree: Path) -> Plan:
-    """The tree's own build system: autotools, then CMake, then a plain Makefile."""
+def detect(tree: Path, need_test: bool = True) -> Plan:
+    """The tree's own build system: autotools, then CMake, then a plain Makefile.  need_test=False:
+    the test command is given (--test), so a Makefile without a test target is no error."""
     notes = []
     configure_ac = next((tree / n for n in ("configure.ac", "configure.in") if (tree / n).is_file()), None)
     makefile = next((tree / n for n in ("GNUmakefile", "makefile", "Makefile") if (tree / n).is_file()), None)
@@ -48,7 +52,7 @@ def detect(tree: Path) -> Plan:
         # a configure of the tree's own (fio's): it may refuse autoconf's VAR=value arguments; its
         # Makefile gets the flags as a plain make does
         make = f'make -f {makefile.name} -f "$RCLIFY_MK"'
-        target = next((t for t in ("test", "check") if _has_target(makefile, t)), None)
+        target = next((t for t in ("test", "check") if _has_target(makefile, t)), None if need_test else "")
         if target is None:
             raise UsageError(f"{makefile} has no 'test' or 'check' target: say how to run the tests with --test CMD")
         notes.append("configure is the tree's own (not autoconf's): run as ./configure, the flags given to make")
@@ -81,7 +85,7 @@ def detect(tree: Path) -> Plan:
         return Plan("cmake", build, "ctest --test-dir build-rclify --output-on-failure", "detected", notes, clean)
     if makefile:
         make = f'make -f {makefile.name} -f "$RCLIFY_MK"'
-        target = next((t for t in ("test", "check") if _has_target(makefile, t)), None)
+        target = next((t for t in ("test", "check") if _has_target(makefile, t)), None if need_test else "")
         if target is None:
             raise UsageError(f"{makefile} has no 'test' or 'check' target: say how to run the tests with --test CMD")
         clean = f"{make} clean" if _has_target(makefile, "clean") else None
@@ -134,7 +138,7 @@ def make_plan(tree: Path, build: str | None = None, test: str | None = None) -> 
         base = Plan(recorded.get("system", "custom"), recorded["build"], recorded["test"], CONFIG_FILE,
                     clean=recorded.get("clean") or _detected_clean(tree, recorded.get("system")))
     else:
-        base = detect(tree) if not (build and test) else Plan("custom", "", "", "command line")
+        base = detect(tree, need_test=test is None) if not (build and test) else Plan("custom", "", "", "command line")
     if build is None and test is None:
         return base
     notes, clean = list(base.notes), base.clean
@@ -216,28 +220,31 @@ def _other_directory(words: list[str]) -> str:
 
 
 def write_config(tree: Path, plan: Plan) -> Path:
-    """Records the plan in rclify.toml's [check] table; other tables in the file are kept."""
+    """Records the plan in rclify.toml's [check] table, written with a TOML library (tomli-w) so
+    that any command text round-trips; other tables' values are kept (their comments are not: the
+    file is parsed and written again)."""
     path = tree / CONFIG_FILE
-    old = path.read_text() if path.is_file() else ""
-    # the table runs to the next table header (a `[` starting a line; its own comment names a list)
-    kept = re.sub(r"(?ms)^\[check\][ \t]*$.*?(?=^\[|\Z)", "", old).strip()
-    section = (
-        "[check]\n"
-        "# Written by `rclify check`; edit freely.  Commands run at the tree root with RCLIFY_CFLAGS,\n"
+    document = {}
+    if path.is_file():
+        try:
+            document = tomllib.loads(path.read_text())
+        except tomllib.TOMLDecodeError as err:
+            raise UsageError(f"{path}: {err}") from None
+    previous = document.get("check", {}) if isinstance(document.get("check"), dict) else {}
+    table = {"system": plan.system, "build": plan.build, "test": plan.test}
+    if plan.clean:
+        table["clean"] = plan.clean
+    for key in ("locks", "timeout"):
+        if previous.get(key) is not None:
+            table[key] = previous[key]
+    document["check"] = table  # in its place, or after the other tables
+    header = (
+        "# The check table: written by `rclify check`; edit freely.  Commands run at the tree root with RCLIFY_CFLAGS,\n"
         "# RCLIFY_LIBS, RCLIFY_JOBS and RCLIFY_MK in the environment.  `clean` runs before the build\n"
         "# when the runtime changed since the last one (so that the binaries are relinked).  Optional keys:\n"
         '# locks = ["*=posix", "*=rcl"]   timeout = 1800   clean = "make clean"\n'
-        f"system = {json.dumps(plan.system)}\n"
-        f"build = {json.dumps(plan.build)}\n"
-        f"test = {json.dumps(plan.test)}\n"
     )
-    if plan.clean:
-        section += f"clean = {json.dumps(plan.clean)}\n"
-    for key in ("locks", "timeout"):
-        value = read_config(tree).get(key) if old else None
-        if value is not None:
-            section += f"{key} = {json.dumps(value)}\n"
-    path.write_text((kept + "\n\n" if kept else "") + section)
+    atomic_file.write_text(path, header + tomli_w.dumps(document))
     return path
 
 
