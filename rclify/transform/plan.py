@@ -18,8 +18,9 @@ import clang.cindex as ci
 from rclify.ctext.cparse import ParsedFile
 from rclify.ctext.declarator import declarator
 from rclify.ctext.preprocessor import guards_at, other_branches
-from rclify.ctext.tokens import identifiers_used, tokenize
+from rclify.ctext.tokens import identifiers_used, tokenize, top_level_split
 from rclify.lock_config import SectionOverride
+from rclify.transform import aliasing
 from rclify.transform.refusals import Reason, Refusal
 from rclify.transform.regions import Region
 from rclify.transform.thread_state import WAIT_CALLS, ThreadState
@@ -56,19 +57,37 @@ class Hoist:
         declarations, assignments = [], []
         for var in variables:
             typ = var.type
-            if typ.kind in (T.CONSTANTARRAY, T.INCOMPLETEARRAY, T.VARIABLEARRAY) or var.storage_class in (
-                ci.StorageClass.STATIC, ci.StorageClass.EXTERN
-            ):
+            kind = typ.get_canonical().kind
+            if typ.kind == T.VARIABLEARRAY:
+                raise Refusal(Reason.VARIABLE_LENGTH_ARRAY)
+            if typ.kind == T.INCOMPLETEARRAY or var.storage_class in (ci.StorageClass.STATIC, ci.StorageClass.EXTERN):
                 raise Refusal(Reason.HOIST_NOT_SIMPLE)
-            init = [c for c in var.get_children() if c.kind.is_expression() or c.kind == K.INIT_LIST_EXPR]
-            if init and init[-1].kind == K.INIT_LIST_EXPR:
+            init = _initializer(parsed, var)
+            if kind == T.CONSTANTARRAY and init:  # an array cannot be assigned
                 raise Refusal(Reason.HOIST_NOT_SIMPLE)
-            declarations.append(declarator(_without_top_const(typ), var.spelling) + ";")
+            declaration = declarator(_without_top_const(typ), var.spelling)
+            declarations.append(declaration + ";")
             if init:
                 value = parsed.text(init[-1].extent.start.offset, init[-1].extent.end.offset)
+                if init[-1].kind == K.INIT_LIST_EXPR:
+                    if kind != T.RECORD:
+                        raise Refusal(Reason.HOIST_NOT_SIMPLE)
+                    # `struct probe pr = { &found, k };` -> `pr = (struct probe){ &found, k };`
+                    value = f"({_without_top_const(typ)}){value}"
                 assignments.append(f"{var.spelling} = {value};")
         return Hoist(stmt.extent.start.offset, stmt.extent.end.offset, " ".join(declarations),
                       " ".join(assignments) or ";", variables)
+
+
+def _initializer(parsed: ParsedFile, var: ci.Cursor) -> list[ci.Cursor]:
+    """[the initializer] of a variable's declaration, or [] (an array's size is no initializer)."""
+    start = var.extent.start.offset
+    parts = top_level_split(parsed.text(start, var.extent.end.offset), "=")
+    if len(parts) == 1:
+        return []
+    equals = start + len(parts[0].encode("utf-8", errors="surrogateescape"))
+    return [c for c in var.get_children()
+            if (c.kind.is_expression() or c.kind == K.INIT_LIST_EXPR) and c.extent.start.offset > equals][-1:]
 
 
 def _without_top_const(typ: ci.Type) -> str:
@@ -102,6 +121,8 @@ class _FunctionDecls(dict):
     def __init__(self, function: ci.Cursor):
         super().__init__()
         self.scopes: dict[int, tuple[int, int]] = {}
+        self._function = function
+        self._address_taken: set[int] | None = None
         fn_extent = (function.extent.start.offset, function.extent.end.offset)
 
         def visit(node: ci.Cursor, scope: tuple[int, int]) -> None:
@@ -115,6 +136,12 @@ class _FunctionDecls(dict):
                 visit(child, inner)
 
         visit(function, fn_extent)
+
+    def address_taken(self, var: ci.Cursor) -> bool:
+        """May var's address be taken anywhere in the function (aliasing.py)?"""
+        if self._address_taken is None:
+            self._address_taken = aliasing.address_taken(self._function)
+        return var.hash in self._address_taken
 
     def visible(self, name: str, at: int) -> ci.Cursor | None:
         best = None
@@ -157,6 +184,26 @@ def live_across_windows(region: Region, decls: Declarations) -> list[ci.Cursor]:
     return live
 
 
+def _outlives_section(parsed: ParsedFile, region: Region, block: ci.Cursor, start: int,
+                      declared: list[ci.Cursor], decls: "_FunctionDecls") -> bool:
+    """Must a variable declared in the region (at start, in block) outlive the section?  When
+    its address is taken (aliasing.py) and its block goes on after the section: code after the
+    region in the block, an exit's tail or a window in its scope may use it through a pointer
+    (`p = buf;` in the section, `puts(p)` after the unlock).  Static storage outlives anything."""
+    if not any(decls.address_taken(c) and c.storage_class != ci.StorageClass.STATIC for c in declared):
+        return False
+    block_end = block.extent.end.offset
+    if any(start < e.unlock_start < block_end for e in region.exits) \
+            or any(start < w.unlock_start < block_end for w in region.windows):
+        return True
+    if region.open_block is not None and block == region.open_block:
+        return True
+    if block != region.home:
+        return False
+    after = parsed.text(*region.later).strip()
+    return bool(after[:-1].strip() if region.later[1] == region.compound.extent.end.offset else after)
+
+
 def hoists(parsed: ParsedFile, region: Region, decls: Declarations) -> list[Hoist]:
     """Variables declared in the region and used after it: in the rest of the region's block,
     or in the tail of an exit that follows them in their own block; and those live across a
@@ -182,7 +229,8 @@ def hoists(parsed: ParsedFile, region: Region, decls: Declarations) -> list[Hois
             if region.open_block is not None and block == region.open_block:  # the rest of it runs after
                 later.append(parsed.text(region.end, block.extent.end.offset))
             declared = [c for c in stmt.get_children() if c.kind == K.VAR_DECL]
-            if {c.spelling for c in declared} & identifiers_used(" ".join(later)):
+            if {c.spelling for c in declared} & identifiers_used(" ".join(later)) \
+                    or _outlives_section(parsed, region, block, start, declared, function_decls):
                 hoists.append(Hoist.of(parsed, stmt, declared))
                 continue
             if not any(c.hash in across for c in declared):
@@ -218,9 +266,34 @@ def captures(parsed: ParsedFile, decls: Declarations, region: Region, body: str,
         if name in inside and name not in hoisted:
             raise Refusal(Reason.SHADOWED_VARIABLE)
         # in a macro's expansion, an inner macro may write what it is given: by reference
+        written_elsewhere = not _only_read(name, released) or region.expansion is not None \
+            or _may_change_unnamed(visible, decls)
         captures.append(_capture(parsed, region, name, visible, body, hoisted=name in hoisted,
-                                 written_elsewhere=not _only_read(name, released) or region.expansion is not None))
+                                 written_elsewhere=written_elsewhere))
     return captures
+
+
+def _may_change_unnamed(var: ci.Cursor, decls: "_FunctionDecls") -> bool:
+    """May var change without its name being written: through a pointer to it (its address is
+    taken somewhere in the function, so a callee or another thread may write it while the section
+    runs), behind the compiler's back (volatile), or by another thread (a static local, shared by
+    every call).  Such a variable is never copied into the context: a copy is taken before the
+    lock, the section must read it under the lock."""
+    return (decls.address_taken(var) or var.type.is_volatile_qualified()
+            or var.storage_class == ci.StorageClass.STATIC)
+
+
+def check_unlock_effects(region: Region, decls: Declarations) -> None:
+    """An unlock that increments a variable in its argument (`unlock(&slots[i++].m)`) has the
+    increment run by the caller after the section, once, as before (LockOp.effect_vars): sound when
+    nothing but this function's own code can see the variable (a local or parameter, not static,
+    not volatile, its address never taken), so that no other thread can tell it ran after the
+    unlock.  Else Reason.UNLOCK_SIDE_EFFECT."""
+    declared = decls.of(region.function)
+    for name in region.unlock_effects:
+        var = declared.visible(name, region.start) if name in declared else None
+        if var is None or _may_change_unnamed(var, declared):
+            raise Refusal(Reason.UNLOCK_SIDE_EFFECT)
 
 
 @dataclass
