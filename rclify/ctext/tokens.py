@@ -22,8 +22,9 @@ _TOKEN = re.compile(
     re.VERBOSE | re.DOTALL,
 )
 
-# After these tokens an identifier is not a variable: a member, a tag, a label.
-_NOT_A_VARIABLE_AFTER = {".", "->", "struct", "union", "enum", "goto"}
+# After these tokens an identifier is not a variable: a member, a tag, a label, a directive's name
+# (`#line 877` where a local is named `line`; `#x` in a macro body is a string, not x either).
+_NOT_A_VARIABLE_AFTER = {".", "->", "struct", "union", "enum", "goto", "#"}
 
 
 @dataclass(frozen=True)
