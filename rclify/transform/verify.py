@@ -1,8 +1,8 @@
 """The API rewrite over the extracted text, in a staging copy of the tree, then a compile check.
 
 Every changed C file is compiled (gcc -fsyntax-only) against the staged headers and the runtime's,
-with every C file that includes (transitively) a changed header and still names the pthread
-mutex/cond API (pthread_mutex_timedlock...), and every C++ source that changed or includes a
+with every C file that includes (transitively) a changed header (whatever it names: an alias of
+the pthread API in a header reaches files that never name it), and every C++ source that changed or includes a
 changed header with g++.  A C file whose new text does not compile while its original does is
 rendered again without the regions the errors are in (_without_failing_regions), else retried
 with the API rewrite alone (its regions left hybrid, reason generated-code-does-not-compile).
@@ -30,9 +30,6 @@ from rclify.transform.kept_posix import KeptPosix
 from rclify.transform.lock_table import LockTable
 from rclify.transform.refusals import Reason
 from rclify.transform.report import Outcome, leave_hybrid
-
-
-_PTHREAD_API = re.compile(r"\bpthread_(mutex|cond)_")
 
 
 def _read(path: Path) -> str:
@@ -204,8 +201,10 @@ class Staging:
     def _verify(self, changed: dict[str, str], extracted_in: set[str]) -> None:
         graph = IncludeGraph(self.root, self.files, self.flags_for(self.root))  # the tree-wide flags
         headers = {rel for rel in changed if is_header(rel)}
-        c_files = sorted({rel for rel in graph.direct if rel.endswith(".c") and (rel in changed or (
-            graph.closure(rel) & headers and _PTHREAD_API.search(_read(self.root / rel))))}  # timedlock...
+        # every C file whose preprocessed text may change: its own text, or a header it includes
+        # (a header's `#define my_mutex_init pthread_mutex_init` beside its rewritten types breaks
+        # files that name only the alias)
+        c_files = sorted({rel for rel in graph.direct if rel.endswith(".c") and (rel in changed or graph.closure(rel) & headers)}
                          | {rel for h in headers if h in extracted_in for rel in self._includers(h)})
         cxx_files = sorted(rel for rel in graph.direct if is_cxx_source(rel)
                            and (rel in changed or graph.closure(rel) & headers))
