@@ -1,6 +1,7 @@
 """Parsing C files with libclang, tolerant of what a not-yet-configured tree lacks.
 
-The PyPI libclang wheel has no builtin headers (stddef.h, stdarg.h...): the system gcc's are used.
+The PyPI libclang wheel has no builtin headers (stddef.h, stdarg.h...): the system gcc's are used,
+but for <stdatomic.h>, which only gcc reads: rclify's own (clang_headers/) is seen first.
 A project header that does not exist yet (config.h before ./configure) is replaced by an empty
 stub so the rest of the file still parses; functions whose bodies still have errors are not
 analysed (the caller refuses their regions with a reason).
@@ -19,6 +20,7 @@ import clang.cindex as ci
 from rclify.ctext.tokens import skip_to_semicolon
 from rclify.errors import ParseError, ToolMissingError
 
+_CLANG_HEADERS = Path(__file__).resolve().parent / "clang_headers"
 _MISSING = re.compile(r"'([^']+)' file not found")
 
 
@@ -70,7 +72,9 @@ def parse(path: Path, flags: list[str], stub_dir: Path | None = None, cxx: bool 
     own_stubs = stub_dir is None
     stub_root = Path(tempfile.mkdtemp(prefix="rclify-stubs-")) if own_stubs else stub_dir
     language = ["-x", "c++"] if cxx else ["-x", "c", "-std=gnu11"]
-    args = [*language, "-ferror-limit=0", "-isystem", _gcc_include_dir(),
+    # rclify's own <stdatomic.h> first (clang_headers/: gcc's is written for gcc only), then gcc's
+    args = [*language, "-ferror-limit=0", *([] if cxx else ["-isystem", str(_CLANG_HEADERS)]),
+            "-isystem", _gcc_include_dir(),
             f"-I{path.parent}", *flags, f"-I{stub_root}"]
     stubbed: list[str] = []
     for _ in range(8):  # each round stubs the headers the previous one could not find
@@ -117,4 +121,10 @@ def _file_in(tu: ci.TranslationUnit, path: Path, data: bytes, stubbed: list[str]
 def statement_range(parsed: ParsedFile, cursor: ci.Cursor) -> tuple[int, int]:
     """Offsets of a statement with its closing `;` (libclang's extent stops before it)."""
     ext = cursor.extent
-    return ext.start.offset, skip_to_semicolon(parsed.data, ext.end.offset)
+    start, end = ext.start.offset, ext.end.offset
+    if start == end and cursor.location.file is not None:
+        # a statement whose tokens all come from a macro's argument inside another macro's body
+        # (`#define LOCK2(l) W(pthread_mutex_lock(l))`, `#define W(f) f`): libclang gives it an
+        # empty extent at the invocation; the statement is the invocation
+        end = next((e + 1 for s, e in parsed.macro_uses if s == start), end)
+    return start, skip_to_semicolon(parsed.data, end)

@@ -83,7 +83,8 @@ def loop_region(parsed: ParsedFile, vocab: Vocabulary, region: Region,
     children = list(body.get_children())
     ops = [(i, op) for i, c in enumerate(children)
            if (op := analysis.op_of(unlabeled(c))) is not None and op.key == key]
-    if [op.kind for _, op in ops] != ["unlock", "lock"] or any(unlabeled(children[i]) is not children[i] for i, _ in ops):
+    if [op.kind for _, op in ops] != ["unlock", "lock"] or any(unlabeled(children[i]) is not children[i] for i, _ in ops) \
+            or ops[0][1].effect_vars:  # an unlock that increments (`unlock(&a[i++])`): an ordinary region
         return None
     (u, unlock_op), (r, relock_op) = ops
     # the final unlock: the first statement after the loop that is this lock's unlock

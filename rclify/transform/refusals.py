@@ -44,6 +44,9 @@ class Reason(StrEnum):
     EXIT_IN_NESTED_SECTION = "exit-in-nested-section"
     LOCAL_ACROSS_WINDOW = "local-across-window"
     CANCELLATION_CLEANUP = "cancellation-cleanup"
+    ALLOCA = "alloca"
+    FRAME_ADDRESS = "frame-address"
+    UNLOCK_SIDE_EFFECT = "unlock-side-effect"
 
 
 WHY = {
@@ -99,6 +102,14 @@ WHY = {
     Reason.LOCAL_ACROSS_WINDOW: "a variable declared inside the region is used after a point where the region "
                                 "unlocks and relocks in its middle (a window): the section returns to the caller "
                                 "there, and the variable would not survive until it resumes",
+    Reason.ALLOCA: "alloca (or __builtin_alloca*) inside the section: its memory belongs to the frame of the "
+                   "function that calls it, which would be the section's (freed when it returns, and on an RCL "
+                   "server's stack), not the caller's",
+    Reason.FRAME_ADDRESS: "__builtin_frame_address, __builtin_return_address or a stack save inside the section: "
+                          "they name the frame they run in, which would be the section's",
+    Reason.UNLOCK_SIDE_EFFECT: "the unlock's argument has a side effect on something other than a local only this "
+                               "function can see (`unlock(&locks[next++])` on a global or a local whose address is "
+                               "taken): it would run after the lock is released",
 }
 
 REASONS = {reason.value: WHY[reason] for reason in Reason}  # key -> sentence, as the report shows

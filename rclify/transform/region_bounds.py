@@ -364,7 +364,11 @@ def _close(parsed: ParsedFile, vocab: Vocabulary, region: Region, following: lis
         inner = unlabeled(child)
         child_op = analysis.op_of(inner)
         if child_op is not None and child_op.key == op.key and child_op.kind == "unlock":
-            region.body_end, region.end = stmt_range(parsed, child)[0], stmt_range(parsed, inner)[1]
+            # `out_unlock: unlock(&m);`: a goto of the section to the label ends the section there
+            region.end_label = inner is not child and child.kind == K.LABEL_STMT
+            region.body_end = stmt_range(parsed, inner if region.end_label else child)[0]
+            region.end = stmt_range(parsed, inner)[1]
+            region.unlock_effects = list(child_op.effect_vars)
             region.end_result = child_op.result
             region.end_work = child_op.work
             region.end_work_of = child_op.wrapper if child_op.work else None
@@ -385,6 +389,9 @@ def _close(parsed: ParsedFile, vocab: Vocabulary, region: Region, following: lis
         states = analysis.stmt(child)
         if states == {RELEASED} or not states:
             region.body_end = region.end = stmt_range(parsed, child)[1]
+            # `while (1) { ... unlock; return v; }`: no path falls through, the section ends by its
+            # exits only (the call site takes the last one unconditionally: no -Wreturn-type)
+            region.ends_by_exit = not states and bool(analysis.exits) and not region.is_trylock
             ended = True
             break
         if RELEASED in states:
@@ -470,6 +477,7 @@ def _finish(region: Region, analysis: RegionAnalysis) -> None:
             analysis.problems.append((Reason.JUMP_OUT_WHILE_LOCKED, line))
     region.exits = analysis.exits
     region.windows = analysis.windows
+    region.unlock_effects += analysis.unlock_effects
     for window in region.windows:  # its pieces go to two functions: no #if block may span them
         if splits_conditional(parsed.text(window.unlock_start, window.relock_end)):
             analysis.problems.append((Reason.PREPROCESSOR_CONDITIONAL, window.line))

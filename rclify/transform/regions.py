@@ -89,6 +89,12 @@ class Region:
     conditional_after: tuple[int, int] | None = None
     end_work: str = ""  # the final unlock wrapper's work, run at the end of the section
     end_work_of: Wrapper | None = None  # that wrapper
+    # the final unlock is labeled (`out_unlock: unlock(&m);`, gotos of the section jump there): the
+    # label stays in the section, at its end
+    end_label: bool = False
+    # variables the region's unlocks increment in their argument (`unlock(&slots[i++].m);`), in the
+    # caller after the section (LockOp.effect_vars; plan.check_unlock_effects)
+    unlock_effects: list[str] = field(default_factory=list)
     ends_by_exit: bool = False  # no path reaches the end of the section (a lock guard's block that returns)
     loop: object | None = None  # a loop-carried section's pieces (loop_regions.LoopParts)
     # a bare block `{ T x = ...; unlock(&m); use(x); }` of the home block in which the section
@@ -181,6 +187,7 @@ class RegionAnalysis:
         self.scope_breaks_release = scope_breaks_release
         self.gotos_held: list[tuple[str, int]] = []
         self.other_locks: list[str] = []
+        self.unlock_effects: list[str] = []  # variables this lock's unlocks increment (exits, windows)
         self.depth = 0  # blocks entered below the region's own statements
         self.allow_windows = windows
         self.windows: list[Window] = []
@@ -397,6 +404,7 @@ class RegionAnalysis:
             inner = unlabeled(child)
             op = self.op_of(inner)
             if op is not None and op.key == self.key and op.kind == "unlock" and self.guard is None:
+                self.unlock_effects += op.effect_vars
                 if (after := self._window(children, i, op)) is not None:
                     i = after
                     continue

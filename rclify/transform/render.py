@@ -19,16 +19,13 @@ from rclify.ctext.declarator import declarator
 from rclify.ctext.preprocessor import condition_expression, guards_at, same_condition
 from rclify.ctext.tokens import identifiers_used, rename_identifiers, tokenize
 from rclify.templates import templates
-from rclify.transform import plan
+from rclify.transform import enclosing_function, frame_bound, plan
 from rclify.lock_config import SectionOverride
 from rclify.transform.plan import Capture, Declarations, Hoist, Placement
 from rclify.transform.refusals import Reason, Refusal
 from rclify.transform.regions import Exit, Region, Window
 from rclify.transform.thread_state import ThreadState
 from rclify.transform.vocabulary import Wrapper
-
-_FUNC_NAMES = ("__func__", "__FUNCTION__", "__PRETTY_FUNCTION__")
-
 
 @dataclass
 class Extraction:
@@ -149,6 +146,8 @@ class FileRenderer:
         return text
 
     def _extract(self, region: Region) -> str:
+        frame_bound.check(region)
+        plan.check_unlock_effects(region, self._decls)
         fn = region.function
         fn_name = fn.spelling
         n = self._counters.get(fn_name, 0) + 1
@@ -190,6 +189,8 @@ class FileRenderer:
         if region.windows:  # a run after a window goes on after its relock
             body = self._window_dispatch(region) + body
         body += region.end_work
+        if region.end_label:
+            body = body.rstrip() + " ;"  # the label closes the section: it needs a statement
 
         window_texts = [self._window_text(region, w) for w in region.windows]
         released_texts = window_texts + ([self._released_text(region)] if region.loop is not None else [])
@@ -203,8 +204,9 @@ class FileRenderer:
             captures.append(Capture(returned, declarator(typ, f"(*{returned})"), f"&{returned}",
                                     f"(*rclify_ctx->{returned})"))
         mapping = {c.name: c.use for c in captures}
-        mapping.update({name: f'"{fn_name}"' for name in _FUNC_NAMES})
+        mapping.update({name: f'"{fn_name}"' for name in enclosing_function.FUNCTION_NAMES})
         body = rename_identifiers(body, mapping)
+        macros = enclosing_function.macros(region, body)  # may refuse: before anything is recorded
 
         extraction.captures = captures
         extraction.hoisted = [v.spelling for h in hoists for v in h.variables]
@@ -220,6 +222,7 @@ class FileRenderer:
             mutex_text=region.lock.mutex, ctx_type=extraction.ctx_type, captures=captures,
             fn_name=extraction.fn_name, body=body.rstrip(), body_line=self._line(region.lock_end),
             trylock=region.is_trylock, storage="static inline" if self.parsed.guard_line is not None else "static",
+            macros=macros,
         )
         exits = [{"flag": e.flag, "tail": f"return {returned};" if e.value else self._tail_text(e),
                   "line": self._code_line(e.tail_start if not e.value else e.unlock_start),
@@ -288,7 +291,11 @@ class FileRenderer:
             + list(region.lock.conditions)
         if conditions:
             cs = "".join(f"{c}\n" for c in conditions) + cs.rstrip("\n") + "\n" + "#endif\n" * len(conditions)
-        self.functions.setdefault(_insertion_point(self.parsed.data, fn), []).append(cs)
+        generated = self.functions.setdefault(_insertion_point(self.parsed.data, fn), [])
+        if fn.spelling in identifiers_used(body) and (prototype := enclosing_function.prototype(self.parsed, fn)) \
+                and not any(prototype in text for text in generated):
+            generated.insert(0, f"{prototype}\n")  # a recursive call in the section: declared before it
+        generated.append(cs)
         self.extractions.append(extraction)
         return call
 

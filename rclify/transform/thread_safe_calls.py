@@ -56,8 +56,11 @@ LOCALE = frozenset({
 })
 
 # Compiler builtins (__builtin_expect, __builtin_memcpy, _FORTIFY_SOURCE's __builtin___memcpy_chk)
-# and atomics touch no thread-local state.
+# and atomics touch no thread-local state; but those of the frame they run in (alloca, the frame and
+# return addresses, which frame_bound.check refuses in a section anyway) and va_arg's.
 _BUILTIN_PREFIXES = ("__builtin_", "__atomic_", "__sync_", "__c11_atomic_")
+_FRAME_BUILTINS = ("__builtin_va_", "__builtin_alloca", "__builtin_frame_address", "__builtin_return_address",
+                   "__builtin_stack_", "__builtin_dwarf_cfa")
 
 
 def _base_name(name: str) -> str:
@@ -77,4 +80,4 @@ def allowed(name: str, per_thread_locale: bool = False) -> bool:
         return True
     if base in LOCALE:
         return not per_thread_locale
-    return name.startswith(_BUILTIN_PREFIXES) and not name.startswith("__builtin_va_")
+    return name.startswith(_BUILTIN_PREFIXES) and not name.startswith(_FRAME_BUILTINS)

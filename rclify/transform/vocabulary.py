@@ -127,6 +127,9 @@ class LockOp:
     result: str = ""  # C that keeps the variable the call's result went to: "err = 0;", "int err = 0;"
     work: str = ""  # a wrapper's own work, run in the section: "rclify_work_of_done((q));" (Wrapper.work)
     conditions: tuple[str, ...] = ()  # #if lines of the macros it was read through (Macro.conditions)
+    # an unlock statement whose argument increments a variable (`unlock(&slots[i++].m);`): the
+    # variables; the key is the lock it releases (`&slots[i].m`), `result` runs the increments
+    effect_vars: tuple[str, ...] = ()
 
 
 @dataclass
@@ -308,6 +311,12 @@ def classify(text: str, vocab: Vocabulary, depth: int = 0) -> LockOp | None:
         return None
     if first == "(" and len(tokens) > 3 and tokens[1].text == "void" and tokens[2].text == ")":
         return classify(text[tokens[3].start : tokens[-1].end], vocab, depth + 1)
+    if (rest := _after_result_declaration(tokens, text)) is not None:
+        op = classify(rest, vocab, depth + 1)  # `{ int e; if ((e = CALL) != 0) log(e); }`
+        return replace(op, result="") if op is not None and op.checked else None
+    if (expansion := _pass_through(tokens, text, vocab)) is not None:
+        op = classify(expansion, vocab, depth + 1)  # `W(pthread_mutex_lock(l))`, `#define W(f) f`
+        return replace(op, mutex=pretty(op.mutex)) if op is not None else None
     if first == "if" and len(tokens) > 3 and tokens[1].text == "(":
         return _classify_checked(tokens, text, vocab, depth)
     if first == "(" and len(tokens) > 2 and matching_bracket(tokens, 0) == len(tokens) - 1:
@@ -317,6 +326,50 @@ def classify(text: str, vocab: Vocabulary, depth: int = 0) -> LockOp | None:
     if any(t.text == "=" for t in tokens):
         return _classify_assigned(tokens, text, vocab, depth)
     return _classify_call(tokens, text, vocab, depth)
+
+
+def _after_result_declaration(tokens: list[Token], text: str) -> str | None:
+    """The statement after a first one declaring variables with no initializer (`int e;`,
+    `int e, f;`), when a macro's block declares where a checked lock call's result goes
+    (`#define CHECKED(f) do { int e; if ((e = (f)) != 0) log_err(e); } while (0)`); else None.
+    The variables are the block's own: nothing after the block can use them."""
+    semicolon = next((i for i, t in enumerate(tokens) if t.text == ";"), None)
+    if semicolon is None or semicolon < 2 or semicolon == len(tokens) - 1:
+        return None
+    declaration = tokens[:semicolon]
+    if not all(t.kind == "ident" or t.text in ("*", ",") for t in declaration) \
+            or declaration[-1].kind != "ident" or declaration[0].text in ("return", "goto", "break", "continue"):
+        return None
+    declared = {t.text for i, t in enumerate(declaration) if t.kind == "ident"
+                and (i + 1 == len(declaration) or declaration[i + 1].text == ",")}
+    rest = text[tokens[semicolon].end :]
+    later = tokenize(rest)
+    # one statement more, that uses the variables only as the check's result
+    if any(t.text == ";" for t in later[:-1]) and later[-1].text == ";" and \
+            sum(t.text == ";" for t in later) > 1:
+        return None
+    return rest if declared & {t.text for t in later} else None
+
+
+def _pass_through(tokens: list[Token], text: str, vocab: Vocabulary) -> str | None:
+    """The expansion of `NAME(args)`, a function-like macro of the tree that is no lock macro
+    itself but is given a lock operation as an argument (`#define W(f) f`, a checking macro
+    `#define CHECKED(f) do { ... (f) ... } while (0)` under `#define LOCK(l)
+    CHECKED(pthread_mutex_lock(l))`); None when the statement is not that, or NAME has several
+    different definitions (which one a file sees is not known here)."""
+    if tokens[0].kind != "ident" or len(tokens) < 4 or tokens[1].text != "(" \
+            or matching_bracket(tokens, 1) != len(tokens) - 1:
+        return None
+    definitions = {(d[0], d[1]) for d in vocab.pending.get(tokens[0].text, ())}
+    if len(definitions) != 1:
+        return None
+    params, body = next(iter(definitions))
+    if not params:
+        return None
+    args = split_args(text[tokens[1].end : tokens[-1].start])
+    if not identifiers_used(" ".join(args)) & vocab.names():
+        return None
+    return substitute(body, params, args)
 
 
 def lock_calls(text: str, vocab: Vocabulary, depth: int = 0) -> list[LockOp]:
@@ -352,6 +405,28 @@ def lock_calls(text: str, vocab: Vocabulary, depth: int = 0) -> list[LockOp]:
     return ops
 
 
+def _postfix_effects(expr: str) -> tuple[str, str, tuple[str, ...]] | None:
+    """`&slots[i++].m` -> ('&slots[i].m', 'i++;', ('i',)): the lock an unlock statement releases is
+    named by the values before its postfix increments; the increments run once, after it (the
+    caller's, after the section: plan.check_unlock_effects says when that is sound).  None when
+    expr has no postfix increment of a plain variable, or other side effects."""
+    tokens = tokenize(expr)
+    kept, increments, variables = [], [], []
+    for i, tok in enumerate(tokens):
+        if tok.text in ("++", "--") and i > 0 and tokens[i - 1].kind == "ident" \
+                and (i < 2 or tokens[i - 2].text not in (".", "->")):
+            increments.append(f"{tokens[i - 1].text}{tok.text};")
+            variables.append(tokens[i - 1].text)
+            continue
+        if tok.text in ("++", "--", "=", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<=", ">>=") \
+                or tok.text == "(" and i > 0 and tokens[i - 1].kind == "ident":
+            return None  # another side effect, or a call that may have one
+        kept.append(tok.text)
+    if not increments:
+        return None
+    return normalize(" ".join(kept)), " ".join(increments), tuple(variables)
+
+
 def _classify_call(tokens: list[Token], text: str, vocab: Vocabulary, depth: int) -> LockOp | None:
     if tokens[0].kind != "ident":
         return None
@@ -367,6 +442,9 @@ def _classify_call(tokens: list[Token], text: str, vocab: Vocabulary, depth: int
     if name in PTHREAD_OPS:
         if len(args) != PTHREAD_ARITY.get(name, 1):
             return None
+        if depth == 0 and PTHREAD_OPS[name] == "unlock" and (effect := _postfix_effects(args[0])) is not None:
+            key, increments, variables = effect
+            return LockOp("unlock", key, key, result=increments, effect_vars=variables)
         return LockOp(PTHREAD_OPS[name], args[0], normalize(args[0]))
     if macro is not None:
         return _expanded(macro, args, vocab, depth)
@@ -398,7 +476,12 @@ def _member_through_address(expr: str) -> str:
 
 
 def _expanded(macro: Macro, args: list[str], vocab: Vocabulary, depth: int) -> LockOp | None:
-    body = substitute(macro.body, macro.params, args) if macro.params else macro.body
+    if macro.params:
+        body = substitute(macro.body, macro.params, args)
+    elif args:  # an object-like alias called (`#define my_lock pthread_mutex_lock`): its body, then the call's
+        body = f"{macro.body}({', '.join(args)})"
+    else:
+        body = macro.body
     if body is None:
         return None
     op = classify(body, vocab, depth + 1)
