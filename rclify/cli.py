@@ -48,6 +48,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(own)
     args.passthrough = passthrough
     handlers = {s: signal.getsignal(s) for s in interrupt.SIGNALS}
+    scratch = interrupt.private_tempdir()
     try:
         interrupt.install()
         return int(args.handler(args) or 0)
@@ -64,6 +65,7 @@ def main(argv: list[str] | None = None) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
     finally:
+        interrupt.remove_tempdir(scratch)
         for s, handler in handlers.items():
             if handler is not None:
                 signal.signal(s, handler)

@@ -8,12 +8,20 @@ spatch and its workers): a process whose parent dies is not told, and would run 
 
 deferred() blocks those signals around a step that must run whole (a rollback, a recovery); one
 that arrives meanwhile is delivered when the step is done.
+
+private_tempdir() gives the command one temporary directory of its own (tempfile's default while
+it runs): the macro files, header stubs, file lists and scratch copies of every step go there,
+and the CLI removes it at the end, whatever the end (an error, a signal); one left by a run that
+was SIGKILLed is removed by the next run of the same user.
 """
 
 import contextlib
 import os
+import shutil
 import signal
+import tempfile
 import time
+from pathlib import Path
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
@@ -98,3 +106,30 @@ def deferred():
         yield
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, old)
+
+
+_TMP_PREFIX = "rclify-tmp-"
+
+
+def private_tempdir() -> Path | None:
+    """Makes a directory of this process's own the default of tempfile; returns it (None: could not)."""
+    base = Path(tempfile.gettempdir())
+    for stale in base.glob(f"{_TMP_PREFIX}*-*"):  # left by a run that was killed
+        try:
+            pid = int(stale.name[len(_TMP_PREFIX):].split("-")[0])
+            if stale.stat().st_uid == os.getuid() and not os.path.exists(f"/proc/{pid}"):
+                shutil.rmtree(stale, ignore_errors=True)
+        except (ValueError, OSError):
+            continue
+    try:
+        path = Path(tempfile.mkdtemp(prefix=f"{_TMP_PREFIX}{os.getpid()}-", dir=base))
+    except OSError:
+        return None
+    tempfile.tempdir = str(path)
+    return path
+
+
+def remove_tempdir(path: Path | None) -> None:
+    if path is not None:
+        tempfile.tempdir = None
+        shutil.rmtree(path, ignore_errors=True)

@@ -142,3 +142,43 @@ def test_check_exits_1_when_the_transform_would_change_the_tree(tmp_path):
     assert "would change 3" in proc.stdout and snapshot(tree) == before
     assert rclify("transform", tree, "-q").returncode == 0
     assert rclify("transform", tree, "--check", "-q").returncode == 0  # nothing left to change
+
+
+def test_a_compile_database_of_the_wrong_shape_is_one_line(tmp_path):
+    tree = tree_of(tmp_path)
+    for database, error in (('{"file": "main.c"}', "a JSON list of entries expected, found a dict"),
+                            ('[{"directory": ".", "command": "cc -c main.c"}]', 'entry 0 has no "file"'),
+                            ('[null]', "entry 0 is not an object (null)"),
+                            ('[{"file": "main.c", "directory": "."}]', 'has neither "arguments" nor "command"'),
+                            (b'\xff\xfe[', "not a readable compile database")):
+        path = tree / "compile_commands.json"
+        path.write_bytes(database if isinstance(database, bytes) else database.encode())
+        before = snapshot(tmp_path)
+        one_line_error(rclify("transform", tree, "-q"), "compile_commands.json", error)
+        assert snapshot(tmp_path) == before
+
+
+def test_a_profile_of_binary_bytes_and_a_chart_into_no_directory_are_one_line(tmp_path):
+    profile = tmp_path / "profile.json"
+    profile.write_bytes(b"\x00\xff\xfe{binary")
+    config = tmp_path / "lock_config.h"
+    config.write_text("/* nothing */\n")
+    before = snapshot(tmp_path)
+    one_line_error(rclify("assign", profile, "--config", config), "not UTF-8")
+    one_line_error(rclify("report", profile), "not UTF-8")
+    profile.write_text('{"format": "rclify-profile", "version": 1, "locks": []}')
+    before = snapshot(tmp_path)
+    one_line_error(rclify("report", profile, "--png", tmp_path / "missing" / "chart.png"),
+                   "--png", "no such directory")
+    assert snapshot(tmp_path) == before
+
+
+def test_no_temporary_file_is_left_behind_by_a_failed_run(tmp_path):
+    tree = tree_of(tmp_path)
+    (tree / "compile_commands.json").write_text("[null]")  # fails after the macro file is written
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    proc = subprocess.run([sys.executable, "-m", "rclify", "transform", str(tree), "-q"], capture_output=True,
+                          text=True, env={**os.environ, "TMPDIR": str(scratch)}, timeout=600)
+    assert proc.returncode == 2, proc.stderr
+    assert list(scratch.iterdir()) == []

@@ -1,7 +1,6 @@
 """How to build and test a tree: rclify.toml, else detected from its build system (autotools,
 CMake, a plain Makefile), with command-line overrides on top; and the tools those commands need."""
 
-import json
 import re
 import shlex
 import shutil

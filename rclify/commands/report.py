@@ -2,6 +2,7 @@
 
 from pathlib import Path
 
+from rclify import atomic_file
 from rclify.profiling import assign, profile, report
 
 
@@ -21,6 +22,8 @@ def add_parser(sub):
 
 def run(args) -> int:
     assign.check_thresholds(args.lower, args.upper)
+    if args.png:
+        atomic_file.check_writable(args.png, "--png")  # before any work: one line, nothing written
     profiles = [profile.load(path) for path in args.profiles]
     print("\n\n".join(report.table(p, args.lower, args.upper, args.elements) for p in profiles))
     if args.png:

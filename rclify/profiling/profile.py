@@ -122,6 +122,8 @@ def load(path: Path) -> dict:
         raise UsageError(f"{path}: no such profile") from None
     except OSError as err:
         raise UsageError(f"{path}: cannot read: {err.strerror}") from None
+    except UnicodeDecodeError as err:
+        raise UsageError(f"{path}: not a valid profile: not UTF-8 text (byte {err.start})") from None
     try:
         data = json.loads(text)
     except json.JSONDecodeError as err:

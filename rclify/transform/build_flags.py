@@ -93,8 +93,9 @@ def _from_database(root: Path, database_dir: Path | None) -> BuildFlags | None:
 def read_database(path: Path, root: Path, name: str) -> BuildFlags:
     try:
         entries = json.loads(path.read_text())
-    except (OSError, json.JSONDecodeError) as err:
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
         raise UsageError(f"{path}: not a readable compile database ({err})") from None
+    _check_entries(path, entries)
     per_file: dict[Path, list[str]] = {}
     missing = []
     for entry in entries:
@@ -110,6 +111,25 @@ def read_database(path: Path, root: Path, name: str) -> BuildFlags:
                          "regenerate it, or remove it to let rclify find the flags")
     default = [f"-I{root}", *_common(per_file.values())]
     return BuildFlags(f"{name} ({len(per_file)} files)", default, per_file, by_directory=_by_directory(per_file, default))
+
+
+def _check_entries(path: Path, entries) -> None:
+    """A compile database is a list of objects, each with a "file" and a "command" or "arguments"
+    (clang's JSON Compilation Database); anything else is one line naming the first bad entry."""
+    if not isinstance(entries, list):
+        raise UsageError(f"{path}: not a compile database (a JSON list of entries expected, found a "
+                         f"{type(entries).__name__})")
+    for n, entry in enumerate(entries):
+        if not isinstance(entry, dict):
+            raise UsageError(f"{path}: entry {n} is not an object ({json.dumps(entry)[:40]})")
+        if not isinstance(entry.get("file"), str) or not entry["file"]:
+            raise UsageError(f"{path}: entry {n} has no \"file\"")
+        arguments, command = entry.get("arguments"), entry.get("command")
+        if not (isinstance(arguments, list) and arguments and all(isinstance(a, str) for a in arguments)) \
+                and not isinstance(command, str):
+            raise UsageError(f"{path}: entry {n} ({entry['file']}) has neither \"arguments\" nor \"command\"")
+        if not isinstance(entry.get("directory", "."), str):
+            raise UsageError(f"{path}: entry {n} ({entry['file']}): \"directory\" is not a string")
 
 
 def _by_directory(per_file: dict[Path, list[str]], default: list[str]) -> dict[Path, list[str]]:
