@@ -183,7 +183,7 @@ _COUNTER = ("#include <pthread.h>\nstatic pthread_mutex_t lock = PTHREAD_MUTEX_I
 
 def _transform_report(tree: Path) -> tuple[dict, str]:
     report = tree.parent / f"{tree.name}.json"
-    proc = subprocess.run([sys.executable, "-m", "rclify", "transform", str(tree), "--dry-run",
+    proc = subprocess.run([sys.executable, "-m", "rclify", "transform", str(tree), "--dry-run", "--configure",
                            "--report", str(report)], capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr
     return json.loads(report.read_text()), proc.stdout + proc.stderr
@@ -235,3 +235,36 @@ def test_a_package_whose_makefile_is_in_its_one_subfolder_is_built_there(tmp_pat
     assert "make under bear" in data["build_flags"]
     assert [(r["file"], r["status"]) for r in data["regions"]] == [("tools/prog.c", "extracted")]
     assert data["unverified_files"] == {}
+
+
+def test_a_dry_run_runs_no_build_script_unless_told(tmp_path):
+    """A build script may do anything (delete files): a dry run guesses the flags instead, and
+    --configure runs the build in a scratch copy as a transform does."""
+    if shutil.which("bear") is None:
+        pytest.fail("bear is not installed (scripts/setup.sh installs it)")
+    witness = tmp_path.parent / f"{tmp_path.name}-ran"
+    (tmp_path / "Makefile").write_text(f"all: prog.o\n\ttouch {witness}\nprog.o: prog.c\n\t$(CC) -pthread -c prog.c -o prog.o\n")
+    (tmp_path / "prog.c").write_text(_COUNTER.replace("COUNTER_TYPE", "long"))
+    proc = subprocess.run([sys.executable, "-m", "rclify", "transform", str(tmp_path), "--dry-run"],
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    assert not witness.exists() and "not run for a dry run" in proc.stdout + proc.stderr
+    _transform_report(tmp_path)  # --dry-run --configure
+    assert witness.exists()
+
+
+def test_a_meson_tree_gives_its_compile_database(tmp_path):
+    if shutil.which("meson") is None:
+        pytest.fail("meson is not installed (scripts/setup.sh installs it)")
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "a.c").write_text("int main(void) { return 0; }\n")
+    (tmp_path / "meson.build").write_text(
+        "project('t', 'c')\nexecutable('t', 'src/a.c', include_directories: include_directories('include'),\n"
+        "  c_args: ['-DFROM_MESON=1'])\n")
+    (tmp_path / "include").mkdir()
+    flags = build_flags.find(tmp_path, None, [], quiet)
+    try:
+        assert "Meson" in flags.source
+        assert "-DFROM_MESON=1" in flags.for_file(tmp_path / "src" / "a.c")
+    finally:
+        flags.cleanup()

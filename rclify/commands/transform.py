@@ -24,6 +24,9 @@ def add_parser(sub):
     p.add_argument("--check", action="store_true",
                    help="as --dry-run, and exit 1 when the transform would change the tree (0 when not), "
                         "as black --check does")
+    p.add_argument("--configure", action="store_true",
+                   help="with --dry-run or --check: run the tree's CMake, Meson, configure or make (in a scratch "
+                        "copy) to learn its build flags, as a transform does; without it a dry run guesses them")
     p.add_argument("--report", type=Path, help="write a JSON report of every region and lock")
     p.add_argument("-j", "--jobs", type=positive_int, default=os.cpu_count() or 1, help="parallel jobs (at least 1)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress output")
@@ -37,7 +40,7 @@ def run(args) -> int:
     options = transform.Options(
         src=args.src, output=args.output, config=args.config, dry_run=args.dry_run or args.check,
         report=args.report, jobs=args.jobs, cflags=args.passthrough, quiet=args.quiet,
-        database=args.database,
+        database=args.database, configure=args.configure,
     )
     outcome = transform.run(options)
     if outcome.already_transformed:

@@ -4,14 +4,17 @@ In order, the first that applies:
   1. a compile database: compile_commands.json given with `-p DIR`, or found at the tree's root or
      in build/ (clang-tidy's convention);
   2. CMake: a tree with CMakeLists.txt is configured in a scratch build directory with
-     CMAKE_EXPORT_COMPILE_COMMANDS, and that database is read;
+     CMAKE_EXPORT_COMPILE_COMMANDS, and that database is read; Meson likewise: a tree with
+     meson.build is set up (`meson setup`) in a scratch build directory, which always has one;
   3. autotools: a tree with a configure script but no configuration is configured in a scratch
      copy; its generated headers (config.h, MHD_config.h, ...) are found there;
   4. a plain Makefile: the tree's own build (`make`) runs under bear in a scratch copy, and the
      database bear records is read (zstd defines ZSTD_MULTITHREAD there, which no guess finds);
   5. a guess: the tree's root and every directory holding a header that some file includes.
 Scratch directories live until the transform ends (the compile check needs them too).  Flags the
-user gives after `--` come last, on top of any of these.
+user gives after `--` come last, on top of any of these.  2-4 run the tree's own build scripts
+(in scratch copies, but a script may do anything): find(run_build=False), a dry run without
+--configure, skips them and says so.
 """
 
 import json
@@ -65,10 +68,18 @@ class BuildFlags:
             shutil.rmtree(directory, ignore_errors=True)
 
 
-def find(root: Path, database_dir: Path | None, extra: list[str], progress: Callable[[str], None]) -> BuildFlags:
+def find(root: Path, database_dir: Path | None, extra: list[str], progress: Callable[[str], None],
+         run_build: bool = True) -> BuildFlags:
     root = root.resolve()
-    flags = _from_database(root, database_dir) or _from_cmake(root, progress) or _from_configure(root, progress) \
-        or _from_make(root, progress) or _guessed(root)
+    flags = _from_database(root, database_dir)
+    if flags is None and run_build:
+        flags = _from_cmake(root, progress) or _from_meson(root, progress) or _from_configure(root, progress) \
+            or _from_make(root, progress)
+    elif flags is None and any((root / name).is_file() for name in ("CMakeLists.txt", "meson.build", "configure",
+                                                                     "Makefile", "makefile", "GNUmakefile")):
+        progress("build flags: the tree's build scripts are not run for a dry run (give --configure to run "
+                 "them in a scratch copy, or -p DIR); guessing")
+    flags = flags or _guessed(root)
     flags.default = [*flags.default, *extra]
     flags.per_file = {path: [*f, *extra] for path, f in flags.per_file.items()}
     flags.by_directory = {path: [*f, *extra] for path, f in flags.by_directory.items()}
@@ -189,6 +200,22 @@ def _from_cmake(root: Path, progress: Callable[[str], None]) -> BuildFlags | Non
         progress(f"warning: cmake failed ({_last_line(proc.stderr or proc.stdout)}); trying the next way")
         return None
     flags = read_database(build / DATABASE, root, f"CMake's {DATABASE} (scratch build)")
+    flags.scratch.append(build)
+    return flags
+
+
+def _from_meson(root: Path, progress: Callable[[str], None]) -> BuildFlags | None:
+    if not (root / "meson.build").is_file() or shutil.which("meson") is None:
+        return None
+    build = Path(tempfile.mkdtemp(prefix="rclify-meson-"))
+    progress(f"build flags: no {DATABASE}; setting up with Meson in a scratch directory ({build})")
+    proc = subprocess.run(["meson", "setup", str(build), str(root)], capture_output=True, text=True,
+                          timeout=CONFIGURE_TIMEOUT)
+    if proc.returncode != 0 or not (build / DATABASE).is_file():
+        shutil.rmtree(build, ignore_errors=True)
+        progress(f"warning: meson setup failed ({_last_line(proc.stderr or proc.stdout)}); trying the next way")
+        return None
+    flags = read_database(build / DATABASE, root, f"Meson's {DATABASE} (scratch build)")
     flags.scratch.append(build)
     return flags
 

@@ -59,6 +59,7 @@ class Options:
     cflags: list[str] = field(default_factory=list)
     quiet: bool = False
     database: Path | None = None  # -p: where compile_commands.json is
+    configure: bool = False  # a dry run runs the tree's build scripts for its flags (build_flags.py)
 
 
 def run(options: Options) -> Outcome:
@@ -113,7 +114,8 @@ def analyse_tree(root: Path, files: list[Path], config_path: Path, options: Opti
                            for s in discovery.of_kind(*NOT_HANDLED)]
     progress(f"discovered {len(discovery.sites)} lock sites ({outcome.timings['spatch_discover_s']:.1f}s)")
 
-    flags = build_flags.find(root, options.database, options.cflags, progress)  # as the build compiles
+    flags = build_flags.find(root, options.database, options.cflags, progress,  # as the build compiles
+                             run_build=not options.dry_run or options.configure)
     cleanups.append(flags.cleanup)  # scratch build directories, header stubs
     try:
         outcome.build_flags = flags.source
@@ -317,8 +319,12 @@ def _use_own_static_wrappers(rel: str, found: list[Region], vocab) -> None:
             if twin is not None and (twin.expr, twin.kind, twin.params, twin.work) == \
                     (wrapper.expr, wrapper.kind, wrapper.params, wrapper.work):
                 region.lock = replace(region.lock, wrapper=twin)
+        # the section and its call site call the wrapper it locks through and the work functions;
+        # an inner wrapper's accessor is called by the outer's, in the outer's file
+        # (lib_mtx_lock -> plat_mtx_lock -> a static checked helper of plat.c)
+        direct = {w.name for w in (region.lock.wrapper, region.end_work_of, *(e.work_of for e in region.exits)) if w}
         others = [w for w in region.wrappers_used()
-                  if w.is_static and not w.in_header and w.file != rel]
+                  if w.is_static and not w.in_header and w.file != rel and (w.name in direct or w.work)]
         if others:
             region.problems.append((Reason.UNRECOGNIZED_LOCK_SHAPE, region.line))
 
