@@ -280,3 +280,21 @@ def test_a_hand_set_waiting_policy_is_kept_with_its_algorithm(tmp_path, capsys, 
     entries = {e.lock_id: e for e in lock_config.read(config)}
     assert (entries["a.c:hot1"].algorithm, entries["a.c:hot1"].policy) == ("rcl", "auto")
     assert 'RCL_LOCK_CONFIG("a.c:hot1", RCL_ALG_RCL, 0, -1)' in config.read_text()
+
+
+def test_json_output_says_what_the_lines_say(tmp_path, capsys):
+    path = make_profile(tmp_path, [*LOCKS, lock("(anonymous)", 40)])
+    config = tmp_path / "lock_config.h"
+    lock_config.write(config, [LockEntry("b.c:x"), LockEntry("a.c:hot1"), LockEntry("a.c:cold1")])
+    out_json = tmp_path / "assign.json"
+    assert cli.main(["assign", str(path), "--config", str(config), "--cpus", str(BIG), "--json", str(out_json)]) == 0
+    data = json.loads(out_json.read_text())
+    assert data["written"] is True and data["config"] == str(config)
+    decided = {d["lock_id"]: d for d in data["decisions"]}
+    assert decided["a.c:hot1"]["algorithm"] == "rcl" and decided["a.c:hot1"]["server"] is not None
+    assert decided["a.c:cold1"]["algorithm"] == "posix" and decided["a.c:cold1"]["rationale"]
+    assert "(anonymous)" in data["unmatched"]
+    capsys.readouterr()
+    before = config.read_bytes()  # a --json path that cannot be written: one line, nothing written
+    assert cli.main(["assign", str(path), "--config", str(config), "--json", str(tmp_path / "no" / "a.json")]) == 2
+    assert capsys.readouterr().err.count("\n") == 1 and config.read_bytes() == before

@@ -1,6 +1,7 @@
 """rclify check on small synthetic trees: a passing suite, a failing one, a build that fails, a suite
 that hangs, and the parsers of common test-harness outputs."""
 
+import json
 import os
 import shutil
 import textwrap
@@ -426,3 +427,19 @@ def test_undefined_runtime_references_are_read_from_gnu_ld_and_lld_logs():
     assert "(rcl_execute)" in str(check.runtime_not_linked(gnu))
     assert "(rcl_mutex_init)" in str(check.runtime_not_linked(lld))
     assert check.runtime_not_linked("undefined reference to `event_base_new'") is None
+
+
+@needs_toolchain
+def test_json_output_of_the_cli(tmp_path, monkeypatch, capsys):
+    use_fake_runtime(monkeypatch)
+    tree = make_tree(tmp_path / "mixed", {"a.t": T_PASS, "b.t": T_FAIL})
+    out_json = tmp_path / "check.json"
+    assert main(["check", str(tree), "--locks", "*=posix", "--json", str(out_json)]) == 1
+    data = json.loads(out_json.read_text())
+    assert data["ok"] is False and data["plan"]["system"] == "make" and data["build"]["status"] == "PASS"
+    (run,) = data["tests"]
+    assert (run["name"], run["status"], run["counts"]["failed"], run["counts"]["source"]) == \
+        ("*=posix", "FAIL", 1, "prove")
+    capsys.readouterr()
+    assert main(["check", str(tree), "--json", str(tmp_path / "none" / "c.json")]) == 2  # before building
+    assert capsys.readouterr().err.count("\n") == 1

@@ -68,6 +68,19 @@ class Report:
     def ok(self) -> bool:
         return self.build.ok and bool(self.tests) and all(t.ok for t in self.tests)
 
+    def to_json(self) -> dict:
+        """`rclify check --json F`: the plan, the build and each test run, as the table shows them."""
+        def run(r: RunResult) -> dict:
+            counts = None if r.counts is None else {"passed": r.counts.passed, "failed": r.counts.failed,
+                                                    "skipped": r.counts.skipped, "source": r.counts.source}
+            return {"name": r.name, "command": r.command, "status": r.status, "exit_code": r.rc,
+                    "timed_out": r.timed_out, "seconds": round(r.seconds, 3), "counts": counts, "log": str(r.log)}
+        plan = self.plan
+        return {"tree": str(self.tree), "ok": self.ok,
+                "plan": {"system": plan.system, "build": plan.build, "test": plan.test, "clean": plan.clean,
+                         "origin": plan.origin, "notes": list(plan.notes)},
+                "build": run(self.build), "tests": [run(t) for t in self.tests]}
+
 
 def prove_failures(text: str) -> list[tuple[str, int]]:
     """(file, failed subtests) for each file in prove's Test Summary Report; prove pads the names

@@ -1,8 +1,10 @@
 """rclify assign: choose posix, a combining lock or RCL (and an RCL server) for each lock from a profile."""
 
+import json
 import sys
 from pathlib import Path
 
+from rclify import atomic_file
 from rclify.profiling import assign, profile
 from rclify.errors import UsageError
 
@@ -27,11 +29,15 @@ def add_parser(sub):
     p.add_argument("--max-servers", type=int, default=None, help="RCL servers at most (default: CPUs - 1, at least 1)")
     p.add_argument("--force", action="store_true", help="override hand edits of algorithm/server too")
     p.add_argument("--dry-run", action="store_true", help="show the decisions, write nothing")
+    p.add_argument("--json", type=Path, metavar="FILE",
+                   help="also write the decisions as JSON (each lock: its share, verdict, choice, server, rationale)")
     return p
 
 
 def run(args) -> int:
     assign.check_thresholds(args.lower, args.upper)
+    if args.json is not None:
+        atomic_file.check_writable(args.json, "--json")  # before any work: one line, nothing written
     prof = profile.load(args.profile)
     config = args.config
     if config is None and Path("lock_config.h").exists():
@@ -50,13 +56,13 @@ def run(args) -> int:
         print(f"  {d.lock_id:<{width}}  {d.pct:6.1f}%  {d.verdict.heat:<4}  -> {d.choice}"
               + (f"  (hand edit kept: {d.kept_edit})" if d.kept_edit else ""))
     _warn_unmatched(matching, config, prof)
-    if config is None:
-        print("no lock_config.h given (--config) or found here: nothing written")
-        return 0
-    if args.dry_run:
-        print(f"dry run: {config} not changed")
+    if config is None or args.dry_run:
+        _write_json(args, decisions, matching, config, written=False)
+        print("no lock_config.h given (--config) or found here: nothing written" if config is None
+              else f"dry run: {config} not changed")
         return 0
     entries = assign.write_config(config, decisions, force=args.force)
+    _write_json(args, decisions, matching, config, written=True)
     for d in decisions:  # kept edits are only known once the entries were read
         if d.kept_edit:
             print(f"  {d.lock_id}: kept your edit ({d.kept_edit}); assign would choose {d.choice} (--force to apply)")
@@ -77,3 +83,18 @@ def _warn_unmatched(matching: assign.Matching, config: Path | None, prof: dict) 
         "a profile of another build? run `rclify transform` again, then profile"
     print(f"rclify assign: warning: {len(left)} profiled lock{'s' if len(left) != 1 else ''} not matched to "
           f"{config}, left out: {', '.join(left)} ({hint})", file=sys.stderr)
+
+
+def _write_json(args, decisions: list, matching: assign.Matching, config: Path | None, written: bool) -> None:
+    """`--json F`: what the lines above say, for a program to read (as `transform --report`)."""
+    if args.json is None:
+        return
+    document = {
+        "profile": str(args.profile), "config": str(config) if config else None, "written": written,
+        "decisions": [{"lock_id": d.lock_id, "profile_ids": list(d.profile_ids), "cs_time_pct": round(d.pct, 3),
+                       "heat": d.verdict.heat, "algorithm": d.verdict.algorithm, "server": d.server,
+                       "choice": d.choice, "kept_edit": d.kept_edit, "rationale": d.rationale}
+                      for d in decisions],
+        "unmatched": list(matching.unmatched), "ambiguous": list(matching.ambiguous),
+    }
+    atomic_file.write_text(args.json, json.dumps(document, indent=2) + "\n")

@@ -1,9 +1,10 @@
 """rclify check: build a tree with its own build system against the runtime and run its test suite
 once per lock assignment; exit 1 when a test run fails, 2 when the tree cannot be built."""
 
+import json
 from pathlib import Path
 
-from rclify import check
+from rclify import atomic_file, check
 from rclify.commands import positive_int
 
 
@@ -35,11 +36,17 @@ def add_parser(sub):
         help=f"limit for the build and for each test run (default: {check.DEFAULT_TIMEOUT:.0f})",
     )
     p.add_argument("-j", "--jobs", metavar="N", type=positive_int, help="parallel build jobs (default: number of CPUs)")
+    p.add_argument("--json", type=Path, metavar="FILE",
+                   help="also write the results as JSON: the plan, the build and each test run")
     return p
 
 
 def run(args) -> int:
+    if args.json is not None:
+        atomic_file.check_writable(args.json, "--json")  # before the build: one line, nothing run
     report = check.run_check(
         args.src, build=args.build, test=args.test, locks=args.locks, timeout=args.timeout, jobs=args.jobs
     )
+    if args.json is not None:
+        atomic_file.write_text(args.json, json.dumps(report.to_json(), indent=2) + "\n")
     return 0 if report.ok else 1
