@@ -85,8 +85,12 @@ class FileRenderer:
                   for w in wrappers_here if w.is_static]
         # one prototype per accessor, before its first use or definition (-Wmissing-prototypes,
         # -Wredundant-decls), not before: its parameter types may be declared further down
-        needed = {w.name: w for w in [*self.accessors_used.values(), *accessors_defined_here]}
         defined = {w.name for w in accessors_defined_here}
+        # another file's static wrapper reached here is an inner one of a chain (run.py refuses the
+        # others): only its outer wrapper's accessor calls its accessor, in its own file
+        inner = [w for outer in accessors_defined_here for w in outer.chain()[1:]]  # their accessors call these
+        needed = {w.name: w for w in [*self.accessors_used.values(), *accessors_defined_here, *inner]
+                  if not (w.is_static and not w.in_header and w.name not in defined)}
         called_at: dict[str, int] = {}  # an inner wrapper's accessor: called by an accessor defined here
         for outer in accessors_defined_here:
             for inner in outer.chain()[1:]:

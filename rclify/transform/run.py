@@ -319,8 +319,12 @@ def _use_own_static_wrappers(rel: str, found: list[Region], vocab) -> None:
             if twin is not None and (twin.expr, twin.kind, twin.params, twin.work) == \
                     (wrapper.expr, wrapper.kind, wrapper.params, wrapper.work):
                 region.lock = replace(region.lock, wrapper=twin)
+        # the section and its call site call the wrapper it locks through and the work functions;
+        # an inner wrapper's accessor is called by the outer's, in the outer's file
+        # (lib_mtx_lock -> plat_mtx_lock -> a static checked helper of plat.c)
+        direct = {w.name for w in (region.lock.wrapper, region.end_work_of, *(e.work_of for e in region.exits)) if w}
         others = [w for w in region.wrappers_used()
-                  if w.is_static and not w.in_header and w.file != rel]
+                  if w.is_static and not w.in_header and w.file != rel and (w.name in direct or w.work)]
         if others:
             region.problems.append((Reason.UNRECOGNIZED_LOCK_SHAPE, region.line))
 
