@@ -7,6 +7,8 @@ side with posix while the delay between sections, the shared lines per section, 
 the context variables and the nesting vary.  It writes lockbench.csv, memory.csv, ranking.txt and
 (with matplotlib, the `chart` extra) PNG plots to --out, and prints the ranking at the highest
 contention with 5 lines at 1, 2, 4 and 8 threads.
+TARGET 'interpose': what `rclify run`'s interposer costs an uncontended lock+unlock, plain vs
+interposed posix vs interposed algorithms, paired in each round (rclify/commands/run.py).
 Any other TARGET is a program of rclify/targets/ (memcached): its benchmark.
 Arguments after a bare `--` go to the target unchanged: lockbench's own flags
 (`rclify bench -- --help`), or the program benchmark's (`rclify bench memcached -- --help`).
@@ -22,7 +24,7 @@ from rclify.commands import bench_results
 from rclify.errors import RclifyError, ToolMissingError, UsageError
 from rclify.progress import Progress
 
-TARGETS = ("locks", *targets.TARGETS)
+TARGETS = ("locks", "interpose", *targets.TARGETS)
 LOCKBENCH = runtime_build.BUILD_DIR / "bench" / "lockbench"
 DEFAULT_OUT = Path("rclify-bench")
 
@@ -151,6 +153,11 @@ def run_locks(args) -> int:
 
 
 def run(args) -> int:
+    if args.target == "interpose":  # rclify run's cost on an uncontended lock (docs/benchmarks.md)
+        from rclify.commands.run import bench_interposition
+
+        print(bench_interposition(Path(args.out) if args.out else DEFAULT_OUT), end="")
+        return 0
     if args.target != "locks":
         return int(targets.load(args.target).bench(target_args(args)) or 0)
     return run_locks(args)
