@@ -182,3 +182,24 @@ def test_no_temporary_file_is_left_behind_by_a_failed_run(tmp_path):
                           text=True, env={**os.environ, "TMPDIR": str(scratch)}, timeout=600)
     assert proc.returncode == 2, proc.stderr
     assert list(scratch.iterdir()) == []
+
+
+def test_rclify_locks_naming_no_lock_stops_the_program_at_start_up(tmp_path):
+    tree = tree_of(tmp_path)
+    assert rclify("transform", tree, "-q").returncode == 0
+    cflags, libs = rclify("flags", "--cflags").stdout.split(), rclify("flags", "--libs").stdout.split()
+    build = subprocess.run(["gcc", "-O1", "-pthread", "-Wall", "-Wextra", "-Werror", *cflags, "-I.", "main.c",
+                            "registry.c", "-o", "prog", *libs], cwd=tree, capture_output=True, text=True)
+    assert build.returncode == 0, build.stderr
+    expected = (tree / "expected.txt").read_text()
+
+    def run(locks: str) -> subprocess.CompletedProcess:
+        return subprocess.run(["./prog"], cwd=tree, capture_output=True, text=True, timeout=60,
+                              env={"RCLIFY_LOCKS": locks})
+
+    typo = run("registry.c:registry_lok=rcl,*=posix")
+    assert typo.returncode == 2 and typo.stdout == ""
+    assert typo.stderr == ("rclify: RCLIFY_LOCKS: 'registry.c:registry_lok' names no lock of this program "
+                           "(its lock ids: registry.c:registry_lock)\n")
+    for good in ("registry.c:registry_lock=rcl,*=posix", "registry.c:*=rcl", "*=rcl"):
+        assert run(good).stdout == expected, good

@@ -201,6 +201,10 @@ int rcl_cond_broadcast(rcl_cond_t *c);
 
 /* Introspection and statistics (also printed at exit when RCLIFY_STATS=1). */
 const char *rcl_algorithm_name(int alg);
+/* The lock ids of the program's lock_config.h, registered by each file that includes it (from a
+ * constructor): an RCLIFY_LOCKS pattern that matches none of them stops the program at start-up,
+ * on one line listing them (a typo would have left every lock it meant on its configuration). */
+void rcl_known_lock_ids(const char *const *ids, int n);
 int rcl_mutex_algorithm(rcl_mutex_t *m); /* resolves the lock if needed */
 void rcl_stats_print(int fd);
 

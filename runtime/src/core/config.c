@@ -224,6 +224,33 @@ __attribute__((constructor(101))) static void rcl_config_init(void)
     rcl_settings.admission = (int)env_unsigned("RCLIFY_ADMISSION", 1, 0, 1);
 }
 
+void rcl_known_lock_ids(const char *const *ids, int n)
+{
+    static int checked;
+    if (__atomic_exchange_n(&checked, 1, __ATOMIC_ACQ_REL)) /* every file registers the same list */
+        return;
+    for (int i = 0; i < n_overrides; i++) {
+        const char *pattern = overrides[i].pattern;
+        int hit = strcmp(pattern, "*") == 0; /* also the anonymous locks' */
+        for (int k = 0; k < n && !hit; k++)
+            hit = fnmatch(pattern, ids[k], 0) == 0;
+        if (hit)
+            continue;
+        char known[768] = "";
+        for (int k = 0; k < n; k++) {
+            size_t len = strlen(known);
+            if (len + strlen(ids[k]) + 24 >= sizeof known) {
+                snprintf(known + len, sizeof known - len, " and %d more", n - k);
+                break;
+            }
+            snprintf(known + len, sizeof known - len, "%s%s", k ? ", " : "", ids[k]);
+        }
+        fprintf(stderr, "rclify: RCLIFY_LOCKS: '%s' names no lock of this program (its lock ids: %s)\n",
+                pattern, known);
+        exit(2);
+    }
+}
+
 void rcl_config_resolve(const rcl_lock_config_t *own, rcl_lock_config_t *out)
 {
     *out = *own;
