@@ -9,6 +9,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from rclify import interrupt
 
 PROGRAM = Path(__file__).resolve().parent.parent / "corpus" / "lockexpr_extern_two_files"
@@ -112,7 +114,8 @@ def test_config_outside_the_tree_is_refused_and_in_a_subfolder_works(tmp_path):
     assert (tree / "conf" / "lock_config.h").is_file() and not (tree / "lock_config.h").exists()
 
 
-def test_sigterm_ends_the_commands_children_with_it(tmp_path):
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP])
+def test_sigterm_ends_the_commands_children_with_it(tmp_path, sig):
     tree = tree_of(tmp_path)
     proc = subprocess.Popen([sys.executable, "-m", "rclify", "check", str(tree), "--build", "sleep 300; true",
                              "--test", "true"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -126,10 +129,10 @@ def test_sigterm_ends_the_commands_children_with_it(tmp_path):
         assert time.monotonic() < deadline and proc.poll() is None, proc.communicate()
         time.sleep(0.1)
     started = sleepers()
-    proc.send_signal(signal.SIGTERM)
+    proc.send_signal(sig)
     _, err = proc.communicate(timeout=60)
-    assert proc.returncode == 128 + signal.SIGTERM, err
-    assert err.strip().splitlines()[-1] == "rclify check: interrupted (SIGTERM)"
+    assert proc.returncode == 128 + sig, err
+    assert err.strip().splitlines()[-1] == f"rclify check: interrupted ({signal.Signals(sig).name})"
     time.sleep(0.2)
     assert not [p for p in started if interrupt._alive(p)]  # no orphan left running
 
