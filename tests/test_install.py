@@ -123,3 +123,34 @@ def test_wheel_in_a_fresh_venv_from_anywhere():
         assert not list((venv / "lib").rglob("_resources/runtime/build"))
     finally:
         shutil.rmtree(base, ignore_errors=True)
+
+
+CMAKE_PROGRAM = r"""#include <rclify.h>
+#include <stdio.h>
+static rcl_mutex_t m = RCL_MUTEX_INITIALIZER(RCL_CONFIG_DEFAULT);
+static int bump(void *ctx) { ++*(int *)ctx; return 0; }
+int main(void)
+{
+    int n = 0;
+    rcl_execute(&m, bump, &n);
+    printf("%d %s\n", n, rcl_algorithm_name(rcl_mutex_algorithm(&m)));
+    return 0;
+}
+"""
+
+
+def test_cmake_finds_the_runtime_through_its_package_config(tmp_path):
+    """find_package(rclify CONFIG REQUIRED) with -Drclify_DIR=$(rclify flags --cmake): the imported
+    target rclify::rclify brings the include directory, the runtime and its libraries."""
+    assert shutil.which("cmake"), "cmake is not installed (scripts/setup.sh installs it)"
+    (tmp_path / "prog.c").write_text(CMAKE_PROGRAM)
+    (tmp_path / "CMakeLists.txt").write_text(
+        "cmake_minimum_required(VERSION 3.10)\nproject(p C)\nfind_package(rclify 0.1 CONFIG REQUIRED)\n"
+        "add_executable(prog prog.c)\ntarget_link_libraries(prog PRIVATE rclify::rclify)\n")
+    cmake_dir = subprocess.run([sys.executable, "-m", "rclify", "flags", "--cmake"], capture_output=True,
+                               text=True, check=True).stdout.strip()
+    build = tmp_path / "build"
+    run(["cmake", "-S", str(tmp_path), "-B", str(build), f"-Drclify_DIR={cmake_dir}"], tmp_path, dict(os.environ))
+    run(["cmake", "--build", str(build)], tmp_path, dict(os.environ))
+    out = run([str(build / "prog")], tmp_path, {"RCLIFY_LOCKS": "*=rcl"}).stdout
+    assert out == "1 rcl\n"
