@@ -221,31 +221,49 @@ ESCAPING = {
 }
 
 
-def test_a_lock_that_cannot_be_kept_apart_leaves_its_files_unchanged(tmp_path):
+def test_a_lock_that_cannot_be_kept_apart_becomes_an_rcl_lock_with_the_runtimes_consistent(tmp_path):
+    """pthread_mutex_consistent(m) on a parameter: the lock is not known by a name, so it is not
+    kept a pthread mutex; no file is left unchanged (one such call froze all of apr): the call
+    becomes rcl_mutex_consistent, which runs on the robust lock's pthread mutex."""
     tree = write_tree(tmp_path / "e", ESCAPING)
     report, stdout = transform(tree)
-    assert set(report["files_left_unchanged"]) == {"a.c", "b.c", "shared.h"}
-    why = report["files_left_unchanged"]["a.c"]
-    assert "a.c:7: pthread_mutex_consistent(m): m is not a mutex definition rclify knows" in why
-    assert report["summary"]["files_left_unchanged"] == 3
-    for name in ("a.c", "b.c", "shared.h"):
-        assert (tree / name).read_text() == ESCAPING[name], name
-    assert "RCL_EXECUTE" in (tree / "c.c").read_text()  # not connected to the robust lock
-    assert [e.lock_id for e in lock_config.read(tree / "lock_config.h")] == ["c.c:solo"]
-    assert report["api_errors"] == []
-    assert "left unchanged: a.c: a lock that must stay a pthread mutex cannot be kept apart" in stdout
+    assert report["files_left_unchanged"] == {}
+    a = (tree / "a.c").read_text()
+    assert "if (rcl_mutex_lock(m) == EOWNERDEAD)" in a and "rcl_mutex_consistent(m);" in a
+    assert "rcl_mutex_t robust = RCL_MUTEX_INITIALIZER(RCLIFY_LOCK_b_c_robust);" in (tree / "b.c").read_text()
+    assert "RCL_EXECUTE" in (tree / "c.c").read_text()
+    assert [e.lock_id for e in lock_config.read(tree / "lock_config.h")] == ["b.c:robust", "c.c:solo"]
+    assert report["api_errors"] == [] and report["locks_kept_posix"] == []
 
 
-def test_a_kept_lock_passed_to_a_function_leaves_its_files_unchanged(tmp_path):
+def test_a_named_lock_that_escapes_is_an_rcl_lock_whose_regions_stay_calls(tmp_path):
+    """`robust` is made consistent by name but also passed to a function: it cannot be kept apart,
+    so it is an rcl_mutex_t; its regions, by its name, stay calls; another lock's are extracted."""
     files = dict(ESCAPING)
-    files["a.c"] = files["a.c"].replace("        pthread_mutex_consistent(m);\n", "        return;\n") \
-        .replace("    n++;\n", "    pthread_mutex_consistent(&robust);\n    n++;\n")
+    files["a.c"] = ('#include <errno.h>\n#include "shared.h"\nint n;\nextern void lock_robust(pthread_mutex_t *m);\n'
+                    "void f(void)\n{\n    pthread_mutex_lock(&robust);\n    n++;\n    pthread_mutex_unlock(&robust);\n}\n"
+                    "void h(void)\n{\n    lock_robust(&robust);\n    pthread_mutex_consistent(&robust);\n"
+                    "    pthread_mutex_unlock(&robust);\n}\n")
     tree = write_tree(tmp_path / "p", files)
     report, _ = transform(tree, "-q")
-    assert set(report["files_left_unchanged"]) == {"a.c", "b.c", "shared.h"}
-    assert "robust is used other than as a pthread call's argument or in its declaration: `lock_robust(&robust);`" \
-        in report["files_left_unchanged"]["b.c"]
-    assert report["locks_kept_posix"] == []
+    assert report["files_left_unchanged"] == {} and report["locks_kept_posix"] == []
+    assert [(r["file"], r["line"], r["status"], r.get("reason")) for r in report["regions"]] == \
+        [("a.c", 7, "hybrid", "lock-kept-posix"), ("c.c", 4, "extracted", None)]
+    assert "rcl_mutex_consistent(&robust);" in (tree / "a.c").read_text()
+
+
+def test_regions_on_a_lock_made_consistent_through_a_pointer_stay_calls(tmp_path):
+    """The lock's regions, by the call's argument, stay lock/unlock calls: the program reads
+    what they return (EOWNERDEAD)."""
+    tree = write_tree(tmp_path / "r", {
+        "r.c": "#include <errno.h>\n#include <pthread.h>\nint n;\n"
+               "int bump(pthread_mutex_t *m)\n{\n    int rc = pthread_mutex_lock(m);\n"
+               "    if (rc == EOWNERDEAD)\n        pthread_mutex_consistent(m);\n    n++;\n"
+               "    pthread_mutex_unlock(m);\n    return rc;\n}\n"})
+    report, _ = transform(tree, "-q")
+    assert [(r["line"], r["status"], r["reason"]) for r in report["regions"]] == [(6, "hybrid", "lock-kept-posix")]
+    text = (tree / "r.c").read_text()
+    assert "int rc = rcl_mutex_lock(m);" in text and "rcl_mutex_consistent(m);" in text
 
 
 # -- every lock has its id at run time ----------------------------------------------------------------
@@ -364,12 +382,21 @@ def test_mask_hides_a_kept_lock_from_the_rewrite_and_unmask_restores_it():
     assert KeptPosix.unmask(masked) == text
 
 
-def test_consistent_on_an_unkept_lock_is_still_an_api_error(tmp_path):
+def test_consistent_and_ceilings_on_an_unkept_lock_become_the_runtime_calls(tmp_path):
+    """A lock rclify cannot keep a pthread mutex of its own (a parameter here) is an rcl_mutex_t:
+    its robust and ceiling calls are the runtime's, which run on its pthread mutex."""
     from rclify.transform.rewrite_api import rewrite_api
-    root = write_tree(tmp_path / "r", {"r.c": "#include <pthread.h>\nvoid f(pthread_mutex_t *m)\n{\n"
-                                              "    pthread_mutex_consistent(m);\n}\n"})
+    root = write_tree(tmp_path / "r", {"r.c": "#include <pthread.h>\nint f(pthread_mutex_t *m, int *c)\n{\n"
+                                              "    pthread_mutex_consistent(m);\n"
+                                              "    pthread_mutex_consistent_np(m);\n"
+                                              "    pthread_mutex_setprioceiling(m, 2, c);\n"
+                                              "    return pthread_mutex_getprioceiling(m, c);\n}\n"})
     result = rewrite_api(root, [root / "r.c"], [], root / "lock_config.h")
-    assert result.errors == ["r.c:4: pthread_mutex_consistent has no rclify runtime equivalent: rewrite this call by hand"]
+    assert result.errors == []
+    text = result[root / "r.c"]
+    for call in ("rcl_mutex_consistent(m)", "rcl_mutex_consistent_np(m)", "rcl_mutex_setprioceiling(m, 2, c)",
+                 "rcl_mutex_getprioceiling(m, c)"):
+        assert call in text, text
 
 
 def test_a_struct_instance_reads_the_struct_its_file_sees():

@@ -1,7 +1,7 @@
-"""Locks kept as pthread mutexes: the program calls a pthread_mutex_* function on them that the
-runtime has no equivalent for (KEEP_APIS: pthread_mutex_consistent, _consistent_np,
-_getprioceiling, _setprioceiling; glibc's pthread.h has no other mutex or cond function the
-runtime lacks).
+"""Locks kept as pthread mutexes where rclify can: the program calls a robust or priority-ceiling
+function on them (KEEP_APIS: pthread_mutex_consistent, _consistent_np, _getprioceiling,
+_setprioceiling), so it relies on pthread's own behaviour of that lock; kept apart, nothing of
+rclify's is between the program and it.
 
 Such a lock stays a `pthread_mutex_t`: its definition, extern declarations or struct field keep
 their type and initializer, every pthread call on it (init, lock, unlock, destroy, the call that
@@ -19,10 +19,15 @@ kept lock and condition variable:
     condition) argument of a direct pthread call: it does not escape through a pointer, a
     function's parameter (a wrapper taking the mutex), a macro argument or a struct initializer;
   * no other lock or field has the name where it is visible (a field name used by one struct only).
-When a lock fails them (or the call that would keep it names no lock definition, e.g. a pointer)
-it cannot be kept alone: every file that mentions it is left unchanged, together with the files
-that share headers with those (their local includes, followed both ways, so that no file that
-keeps pthread calls sees rewritten types), and the report says why (files_left_unchanged).
+When a lock fails them (or the call names no lock definition: a pointer, a parameter, a cast of
+shared memory as apr's proc mutexes are), it is not kept apart: it is an rcl_mutex_t like the
+others, and its calls become the runtime's rcl_mutex_consistent / rcl_mutex_{get,set}prioceiling,
+which run on the lock's pthread mutex (a robust or priority-protocol mutex always runs posix,
+whatever its configuration).  Its regions (by the calls' argument, or by its name) stay lock and
+unlock calls (Reason.LOCK_KEPT_POSIX), whose results (EOWNERDEAD) the program reads; an extracted
+section on another expression of the same lock, which the analysis cannot see, stops the program
+with a message if its owner died (rcl_execute_lock_failed), never silently.  (One such call used to
+leave every file sharing a header with it unchanged: all of apr.)
 """
 
 import re
@@ -30,7 +35,6 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rclify.ctext.preprocessor import quoted_includes
 from rclify.ctext.tokens import code_only, iter_tokens
 from rclify.transform.discover import Discovery
 from rclify.transform.lock_table import LockTable, last_member, normalize
@@ -78,6 +82,10 @@ class Kept:
 class KeptPosix:
     kept: list[Kept] = field(default_factory=list)
     unchanged: dict[str, str] = field(default_factory=dict)  # file -> why it is left as it was
+    # locks that could not be kept apart: rcl_mutex_t like the others, their calls the runtime's
+    # (rcl_mutex_consistent...), their regions hybrid: (the lock when it has a name, the calls'
+    # arguments normalized, 'file:line: call' each)
+    on_runtime: list[tuple[Kept, set[str], list[str]]] = field(default_factory=list)
 
     @property
     def lock_ids(self) -> set[str]:
@@ -93,6 +101,10 @@ class KeptPosix:
         extracted section would be retyped)."""
         if file in self.unchanged:
             return self.unchanged[file]
+        for lock, exprs, where in self.on_runtime:
+            if normalize(lock_expr) in exprs or lock.name and lock.names(lock_expr, file):
+                return (f"the program calls {'; '.join(where)} on this lock, and reads what its lock calls return "
+                        "(EOWNERDEAD): they stay calls, on the runtime's rcl_mutex_t")
         lock = self.keeps(lock_expr, file)
         if lock is not None:
             return f"the lock is kept a pthread mutex ({'; '.join(lock.because)})"
@@ -224,20 +236,19 @@ def find_kept_posix(root: Path, files: list[Path], discovery: Discovery, table: 
     result = KeptPosix()
     if not triggers:
         return result
-    texts = {str(f.relative_to(root)): f.read_text(errors="surrogateescape") for f in files}
-    codes = {f: code_only(text) for f, text in texts.items()}
+    codes = {str(f.relative_to(root)): code_only(f.read_text(errors="surrogateescape")) for f in files}
     functions: dict[str, dict[int, str]] = defaultdict(dict)
     for site in discovery.sites:
         functions[site.file].setdefault(site.line, site.function)
     calls = {f: _calls(code, functions[f]) for f, code in codes.items() if "pthread_" in code}
-    failed: list[tuple[Kept, str, set[str]]] = []  # (lock, why, files that must stay as they are)
+    failed: list[tuple[Kept, set[str], list[str]]] = []  # (lock, its calls' arguments, where they are)
 
     locks: list[Kept] = []
     for trigger in triggers:
         where = f"{trigger.file}:{trigger.line}: {trigger.api}({', '.join(trigger.args)})"
         lock, why = _lock_of(trigger, table, discovery)
-        if why:  # a name that is no lock (a pointer, a parameter): the files around the call stay
-            failed.append((Kept("", False), f"{where}: {why}", {trigger.file}))
+        if why:  # a name that is no lock (a pointer, a parameter, a cast): the runtime's calls
+            failed.append((Kept("", False), {normalize(trigger.expr)}, [where]))
             continue
         same = next((k for k in locks if (k.name, k.member, k.file, k.function) ==
                      (lock.name, lock.member, lock.file, lock.function)), None)
@@ -252,17 +263,17 @@ def find_kept_posix(root: Path, files: list[Path], discovery: Discovery, table: 
         for cond in conds:
             why = why or checker.problem(cond, locks)
         if why:
-            failed.append((lock, why, {t.file for t in triggers if lock.names(t.expr, t.file)}))
+            failed.append((lock, {normalize(t.expr) for t in triggers if lock.names(t.expr, t.file)}, lock.because))
             continue
         result.kept.append(lock)
         for cond in conds:
             if not any((c.name, c.member) == (cond.name, cond.member) for c in result.kept if c.cond):
                 result.kept.append(cond)
-    for lock, why, start in failed:
-        start |= {f for f, code in codes.items() if lock.visible_in(f) and _mentions(code, lock.name, lock.member)}
-        for f in sorted(_component(start, texts)):
-            result.unchanged.setdefault(f, f"a lock that must stay a pthread mutex cannot be kept apart ({why}): "
-                                           f"left as it is, with every file it shares the lock or a header with")
+    for lock, exprs, where in failed:
+        # not kept apart, not frozen either (one such call left whole libraries unchanged): the lock
+        # is an rcl_mutex_t, whose robust or ceiling calls the runtime runs on its pthread mutex (a
+        # robust or priority-protocol mutex always runs posix); its regions stay lock/unlock calls
+        result.on_runtime.append((lock, exprs, where))
     for site in table.sites:  # every site of a kept lock (a field's struct variables too): no rclify id
         lock = next((k for k in result.kept if not k.cond and (site.lock_id in k.lock_ids or
                                                                 k.names(site.normalized, site.file))), None)
@@ -384,25 +395,3 @@ class _Checker:
                 if not any((c.name, c.member) == (name, member) for c in out):
                     out.append(Kept(name, member, cond=True, because=[f"{file}:{call.line}: waited on with {lock.name}"]))
         return out
-
-
-def _component(start: set[str], texts: dict[str, str]) -> set[str]:
-    """start and every file connected to it by local #includes (a header by its name), followed
-    both ways."""
-    headers: dict[str, list[str]] = defaultdict(list)
-    for file in texts:
-        if file.endswith(".h"):
-            headers[file.rsplit("/", 1)[-1]].append(file)
-    neighbours: dict[str, set[str]] = defaultdict(set)
-    for file, text in texts.items():
-        for included in quoted_includes(text):
-            for header in headers.get(included.rsplit("/", 1)[-1], []):
-                neighbours[file].add(header)
-                neighbours[header].add(file)
-    seen, todo = set(), list(start)
-    while todo:
-        f = todo.pop()
-        if f not in seen:
-            seen.add(f)
-            todo += neighbours[f] - seen
-    return seen

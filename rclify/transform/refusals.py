@@ -84,10 +84,10 @@ WHY = {
                                 "compiled still does: its lock calls stay pthread calls",
     Reason.TIMEDLOCK: "a lock taken with a deadline (pthread_mutex_timedlock/clocklock, which may time out) "
                       "stays a call (rcl_mutex_timedlock/clocklock): run in hybrid mode",
-    Reason.LOCK_KEPT_POSIX: "the lock stays a pthread mutex: the program calls a pthread_mutex_* function the runtime "
-                            "lacks on it (pthread_mutex_consistent, _getprioceiling, _setprioceiling), or its file is "
-                            "left unchanged because such a lock could not be kept apart (report: locks_kept_posix, "
-                            "files_left_unchanged)",
+    Reason.LOCK_KEPT_POSIX: "the program calls pthread_mutex_consistent, _getprioceiling or _setprioceiling on the "
+                            "lock and reads what its lock calls return (EOWNERDEAD): it stays a pthread mutex "
+                            "(report: locks_kept_posix) or, where it cannot be kept apart, an rcl_mutex_t whose calls "
+                            "stay calls (rcl_mutex_consistent runs on its pthread mutex)",
     Reason.SECTION_IN_MACRO: "the section is inside a statement macro's invocation (WITH_LOCK(m, x++), "
                              "STAT_INCR(ctx, n, 1)) whose expansion rclify does not read for sure: defined under "
                              "#if, more or other lock operations than one lock and one unlock, or a jump, label, "

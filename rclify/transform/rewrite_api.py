@@ -69,7 +69,7 @@ _ANY_INCLUDE = re.compile(r"^[ \t]*#[ \t]*include\b.*$", re.M)
 class ApiRewrite(dict):
     """{path under root: new text} for each changed file, plus what the rewrite found:
     records  every match the patches reported (json records: kind, file, line, ...)
-    errors   'file:line: message' for calls that cannot be rewritten (pthread_mutex_consistent...)
+    errors   'file:line: message' for calls that cannot be rewritten
     notes    'file:line: message' for things done or kept that a user should know
     unwrapped 'file:line: message' for calls of lock helpers with an entry of their own that were
              not found again to wrap (their locks keep the helper's configuration): warnings

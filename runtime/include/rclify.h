@@ -141,6 +141,13 @@ void rcl_lock_site_leave(const rcl_lock_site_t *outer);
         rcl_lock_site_leave(rcl_site_outer_);                                                 \
     }))
 int rcl_mutex_destroy(rcl_mutex_t *m);
+/* The robust and priority-ceiling calls.  A mutex created robust or with a priority protocol runs
+ * on its pthread mutex whatever its configuration (rcl_mutex_init), so these are that mutex's own
+ * calls, with its results (EINVAL on a mutex created without the attribute, as pthread's). */
+int rcl_mutex_consistent(rcl_mutex_t *m);
+int rcl_mutex_consistent_np(rcl_mutex_t *m); /* the same */
+int rcl_mutex_getprioceiling(const rcl_mutex_t *m, int *prioceiling);
+int rcl_mutex_setprioceiling(rcl_mutex_t *m, int prioceiling, int *old_ceiling);
 int rcl_mutex_lock_slow(rcl_mutex_t *m);
 int rcl_mutex_unlock_slow(rcl_mutex_t *m);
 int rcl_mutex_trylock_slow(rcl_mutex_t *m);
@@ -281,8 +288,8 @@ static inline int rcl_execute_sized(rcl_mutex_t *m, rcl_cs_fn fn, void *ctx, siz
 #define RCL_GUARD_M_(fn, m, what) RCL_TYPE_GUARD_(fn, m, rcl_mutex_t, what)
 #define RCL_GUARD_C_(fn, c, what) RCL_TYPE_GUARD_(fn, c, rcl_cond_t, what)
 #define RCL_USE_(f) "call " #f "() instead"
-#define RCL_NOT_ROBUST_ "rcl locks are not robust"
-#define RCL_NO_CEILING_ "rcl locks have no priority ceiling"
+#define RCL_NOT_ROBUST_ RCL_USE_(rcl_mutex_consistent)
+#define RCL_NO_CEILING_ "call rcl_mutex_getprioceiling() / rcl_mutex_setprioceiling() instead"
 
 #ifndef pthread_mutex_init
 #define pthread_mutex_init(m, a) \

@@ -3,8 +3,10 @@
  *   - PTHREAD_PROCESS_SHARED: a lock and a counter in shared memory, incremented by 4 forked
  *     processes (fio's locks; under the other algorithms, whose state is per process and whose
  *     futexes are private, 800000 increments came out as 210418 to 793700);
- *   - robust: the lock of a process that died holding it is taken with EOWNERDEAD;
- *   - a priority protocol (PTHREAD_PRIO_INHERIT).
+ *   - robust: the lock of a process that died holding it is taken with EOWNERDEAD, and made
+ *     consistent with rcl_mutex_consistent (EINVAL on a lock created without the attribute);
+ *   - a priority protocol (PTHREAD_PRIO_INHERIT; PTHREAD_PRIO_PROTECT, whose ceiling
+ *     rcl_mutex_getprioceiling reads).
  * Each such lock runs posix whatever its configuration (rcl_mutex_algorithm says so).
  */
 #include "test_util.h"
@@ -90,11 +92,42 @@ static void robust_owner_dies(const struct t_alg *a)
     int status;
     CHECK(waitpid(pid, &status, 0) == pid, "waitpid");
     CHECK_EQ(rcl_mutex_lock(&s->m), EOWNERDEAD, "lock of a dead owner's robust mutex");
-    CHECK_EQ(pthread_mutex_consistent(&s->m.posix), 0, "consistent");
+    CHECK_EQ(rcl_mutex_consistent(&s->m), 0, "rcl_mutex_consistent");
+    CHECK_EQ(rcl_mutex_unlock(&s->m), 0, "unlock");
+    CHECK_EQ(rcl_mutex_lock(&s->m), 0, "lock after it was made consistent");
     CHECK_EQ(rcl_mutex_unlock(&s->m), 0, "unlock");
     CHECK_EQ(rcl_mutex_destroy(&s->m), 0, "destroy");
     munmap(s, sizeof *s);
-    OK("%s: a robust lock reports EOWNERDEAD", a->name);
+
+    rcl_mutex_t plain; /* a lock created without the attribute: pthread's EINVAL */
+    rcl_lock_config_t cfg = t_config("posix_only_attrs.c:plain", a->alg, 0);
+    CHECK_EQ(rcl_mutex_init(&plain, NULL, &cfg), 0, "rcl_mutex_init");
+    CHECK_EQ(rcl_mutex_lock(&plain), 0, "lock");
+    CHECK_EQ(rcl_mutex_consistent(&plain), EINVAL, "rcl_mutex_consistent of a lock that is not robust");
+    CHECK_EQ(rcl_mutex_unlock(&plain), 0, "unlock");
+    CHECK_EQ(rcl_mutex_destroy(&plain), 0, "destroy");
+    OK("%s: a robust lock reports EOWNERDEAD and is made consistent with rcl_mutex_consistent", a->name);
+}
+
+static int set_protect(pthread_mutexattr_t *attr)
+{
+    int rc = pthread_mutexattr_setprotocol(attr, PTHREAD_PRIO_PROTECT);
+    return rc ? rc : pthread_mutexattr_setprioceiling(attr, sched_get_priority_min(SCHED_FIFO) + 1);
+}
+
+static void priority_ceiling(const struct t_alg *a)
+{
+    rcl_mutex_t m;
+    int ceiling = -1;
+    init_with(&m, a, set_protect);
+    CHECK_EQ(rcl_mutex_getprioceiling(&m, &ceiling), 0, "rcl_mutex_getprioceiling");
+    CHECK_EQ(ceiling, sched_get_priority_min(SCHED_FIFO) + 1, "the ceiling the attribute set");
+    CHECK_EQ(rcl_mutex_destroy(&m), 0, "destroy");
+    rcl_lock_config_t cfg = t_config("posix_only_attrs.c:plain", a->alg, 0);
+    CHECK_EQ(rcl_mutex_init(&m, NULL, &cfg), 0, "rcl_mutex_init");
+    CHECK_EQ(rcl_mutex_getprioceiling(&m, &ceiling), EINVAL, "a lock without a ceiling");
+    CHECK_EQ(rcl_mutex_destroy(&m), 0, "destroy");
+    OK("%s: rcl_mutex_getprioceiling reads a PTHREAD_PRIO_PROTECT lock's ceiling", a->name);
 }
 
 static void priority_inherit(const struct t_alg *a)
@@ -115,6 +148,7 @@ int main(int argc, char **argv)
         shared_counter(a);
         robust_owner_dies(a);
         priority_inherit(a);
+        priority_ceiling(a);
     }
     return t_done();
 }

@@ -5,11 +5,11 @@
 /// pthread_mutex_init(E, A) becomes rcl_mutex_init(E, A, RCL_CONFIG_REF(RCLIFY_LOCK_<id>)) with the
 /// id of E's lock site (rclify/transform/lock_table.py; JSON file named by $RCLIFY_LOCK_SITES; NULL, the
 /// default configuration, when E matches no site).  Calls inside macro bodies are rewritten too.
-/// pthread_mutex_consistent(_np) and pthread_mutex_{get,set}prioceiling have no runtime
-/// equivalent: rclify keeps the locks they are called on as pthread mutexes (rclify/transform/
-/// kept_posix.py hides those calls from this patch); one this patch still sees is reported as an
-/// error and left as it is.  pthread_mutexattr_* stay (rcl_mutex_init takes a
-/// pthread_mutexattr_t) and are reported.
+/// pthread_mutex_consistent(_np) and pthread_mutex_{get,set}prioceiling become rcl_mutex_consistent
+/// and rcl_mutex_{get,set}prioceiling (the runtime runs a robust or priority-protocol mutex on its
+/// pthread mutex); where rclify can keep the lock a pthread mutex of its own (rclify/transform/
+/// kept_posix.py), it hides those calls from this patch instead.  pthread_mutexattr_* stay
+/// (rcl_mutex_init takes a pthread_mutexattr_t) and are reported.
 //
 // Confidence: High
 // Options: --no-includes --in-place; PYTHONPATH=semantic_patches/lib:. ; RCLIFY_LOCK_SITES=sites.json;
@@ -51,7 +51,7 @@ rclify_smpl.emit("mutex_init", p[0], text="pthread_mutex_init(" + ", ".join(args
 // ---- calls with an rcl_* twin ------------------------------------------------------------------
 
 @twin_call@
-identifier fn =~ "^pthread_(mutex_(lock|unlock|trylock|timedlock|clocklock|destroy)|cond_(wait|timedwait|clockwait|signal|broadcast|init|destroy))$";
+identifier fn =~ "^pthread_(mutex_(lock|unlock|trylock|timedlock|clocklock|destroy|consistent|consistent_np|getprioceiling|setprioceiling)|cond_(wait|timedwait|clockwait|signal|broadcast|init|destroy))$";
 expression list es;
 position p;
 @@
@@ -64,21 +64,6 @@ rcl;
 @@
 coccinelle.rcl = "rcl_" + fn[len("pthread_"):]
 rclify_smpl.emit("call", p[0], name=fn, text=fn + " -> " + coccinelle.rcl, function=rclify_smpl.function_of(p[0]))
-
-// ---- no twin: reported ---------------------------------------------------------------------------
-
-@no_twin@
-identifier fn =~ "^pthread_mutex_(consistent|consistent_np|getprioceiling|setprioceiling)$";
-position p;
-@@
-fn@p(...)
-
-@script:python@
-fn << no_twin.fn;
-p << no_twin.p;
-@@
-rclify_smpl.emit("error", p[0], name=fn, text=fn, function=rclify_smpl.function_of(p[0]),
-                 message=fn + " has no rclify runtime equivalent: rewrite this call by hand")
 
 @attr_call@
 identifier fn =~ "^pthread_mutexattr_";

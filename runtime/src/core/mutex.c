@@ -128,6 +128,28 @@ int rcl_mutex_init(rcl_mutex_t *m, const pthread_mutexattr_t *attr, const rcl_lo
     return 0;
 }
 
+/* A robust mutex, or one with a priority protocol, runs on m->posix (needs_posix); any other's
+ * m->posix was created with the same attributes, so pthread's answer (EINVAL) is the right one. */
+int rcl_mutex_consistent(rcl_mutex_t *m)
+{
+    return pthread_mutex_consistent(&m->posix);
+}
+
+int rcl_mutex_consistent_np(rcl_mutex_t *m)
+{
+    return rcl_mutex_consistent(m);
+}
+
+int rcl_mutex_getprioceiling(const rcl_mutex_t *m, int *prioceiling)
+{
+    return pthread_mutex_getprioceiling(&m->posix, prioceiling);
+}
+
+int rcl_mutex_setprioceiling(rcl_mutex_t *m, int prioceiling, int *old_ceiling)
+{
+    return pthread_mutex_setprioceiling(&m->posix, prioceiling, old_ceiling);
+}
+
 int rcl_mutex_destroy(rcl_mutex_t *m)
 {
     int alg = ld_acquire(&m->alg);
