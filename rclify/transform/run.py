@@ -161,7 +161,7 @@ def analyse_tree(root: Path, files: list[Path], config_path: Path, options: Opti
         kept_ids |= kept_call_sites(table.sites, kept_ids)
         outcome.locks = _lock_entries(table, outcome, config_path, kept_ids)
         staging = Staging(root, table, config_path, flags.for_file, options.jobs, outcome, progress, kept,
-                          macro_file, rerender)
+                          macro_file, rerender, built=flags.built)
         with _timed(outcome, "spatch_rewrite_and_verify_s"):
             outcome.changed = staging.rewrite_and_verify(files, rendered)
         # the compile check may have left regions hybrid: the entries' counts say what was written

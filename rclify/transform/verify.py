@@ -121,6 +121,7 @@ class Staging:
     # region of it there, or nothing extracted any more): a failed compile check costs the regions
     # the error is in, not the whole file
     rerender: Callable[[str, set[int]], str | None] | None = None
+    built: Callable[[Path], bool] = lambda path: True  # does the build compile this C file (build_flags.py)
 
     def rewrite_and_verify(self, files: list[Path], rendered: dict[Path, str]) -> dict[str, str]:
         """Returns {relative path: new text} of every file that changes and still compiles."""
@@ -203,9 +204,11 @@ class Staging:
         headers = {rel for rel in changed if is_header(rel)}
         # every C file whose preprocessed text may change: its own text, or a header it includes
         # (a header's `#define my_mutex_init pthread_mutex_init` beside its rewritten types breaks
-        # files that name only the alias)
-        c_files = sorted({rel for rel in graph.direct if rel.endswith(".c") and (rel in changed or graph.closure(rel) & headers)}
-                         | {rel for h in headers if h in extracted_in for rel in self._includers(h)})
+        # files that name only the alias); of the latter, those the build compiles (apr's netware,
+        # os2 and win32 files compile on no Linux machine, before or after)
+        c_files = sorted({rel for rel in graph.direct if rel.endswith(".c") and (
+            rel in changed or graph.closure(rel) & headers and self.built(self.root / rel))}
+            | {rel for h in headers if h in extracted_in for rel in self._includers(h)})
         cxx_files = sorted(rel for rel in graph.direct if is_cxx_source(rel)
                            and (rel in changed or graph.closure(rel) & headers))
         self.progress(f"checking that {len(c_files)} C files and {len(cxx_files)} C++ files whose text or "
