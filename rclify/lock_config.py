@@ -33,7 +33,6 @@ from pathlib import Path
 
 from rclify import algorithms, atomic_file
 from rclify.errors import UsageError
-from rclify.templates import templates
 
 GUARD = "RCLIFY_LOCK_CONFIG_H"
 NO_OVERRIDE = "config"  # the `rclify check --locks` value meaning "lock_config.h as written"
@@ -113,6 +112,8 @@ def render(entries: list[LockEntry], sections: list[SectionOverride] = ()) -> st
     """lock_config.h's text (templates/config/lock_config.h.j2), entries sorted by id, then the
     section overrides sorted by section."""
     shown = [replace(e, rationale=_comment_safe(e.rationale)) for e in sorted(entries, key=lambda e: e.lock_id)]
+    from rclify.templates import templates  # jinja2 only to write: spatch's Python reads lock ids here
+
     template = templates().get_template("config/lock_config.h.j2")
     return template.render(guard=GUARD, entries=shown, algorithms=algorithms.load(), policies=algorithms.POLICIES,
                            sections=sorted(sections, key=lambda s: s.section))

@@ -3,7 +3,7 @@
 import subprocess
 from pathlib import Path
 
-from rclify.transform.cxx import CXX_SOURCES
+from rclify.ctext.languages import CXX_SOURCES
 
 
 def build(tree: Path, cflags: list[str], libs: list[str]) -> subprocess.CompletedProcess:

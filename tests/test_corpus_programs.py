@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from rclify.transform.cxx import CXX_SUFFIXES
+from rclify.ctext.languages import CXX_SUFFIXES
 from rclify.transform.refusals import REASONS  # every reason the report can give
 from corpus_build import build
 

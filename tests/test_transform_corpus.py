@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from rclify import algorithms, runtime_build
-from rclify.transform.cxx import CXX_SOURCES
+from rclify.ctext.languages import CXX_SOURCES
 from corpus_build import build
 
 CORPUS = Path(__file__).resolve().parent.parent / "corpus"

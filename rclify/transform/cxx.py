@@ -19,17 +19,12 @@ from typing import Callable
 import clang.cindex as ci
 
 from rclify.ctext import cparse
+from rclify.ctext.languages import is_cxx, is_cxx_source
 from rclify.ctext.tokens import call_arguments, code_only
 from rclify.errors import ParseError
 from rclify.runtime_build import cflags
 from rclify.transform.refusals import REASONS, Reason
 from rclify.transform.vocabulary import Vocabulary, classify, substitute
-
-CXX_SOURCES = (".cpp", ".cc", ".cxx")
-CXX_HEADERS = (".hpp", ".hh", ".hxx")
-CXX_SUFFIXES = CXX_SOURCES + CXX_HEADERS
-HEADERS = (".h", *CXX_HEADERS)
-SPATCH_CXX = "--c++=17"  # spatch 1.1.1 needs a version to read `auto`
 
 K = ci.CursorKind
 _FUNCTIONS = {K.FUNCTION_DECL, K.CXX_METHOD, K.CONSTRUCTOR, K.DESTRUCTOR, K.CONVERSION_FUNCTION,
@@ -37,25 +32,6 @@ _FUNCTIONS = {K.FUNCTION_DECL, K.CXX_METHOD, K.CONSTRUCTOR, K.DESTRUCTOR, K.CONV
 _SCOPES = {K.NAMESPACE, K.CLASS_DECL, K.STRUCT_DECL, K.UNION_DECL, K.CLASS_TEMPLATE,
            K.CLASS_TEMPLATE_PARTIAL_SPECIALIZATION}
 _LOCKS = {"pthread_mutex_lock": "lock", "pthread_mutex_trylock": "trylock"}
-
-
-def is_cxx(path: str | Path) -> bool:
-    return Path(path).suffix in CXX_SUFFIXES
-
-
-def is_cxx_source(path: str | Path) -> bool:
-    return Path(path).suffix in CXX_SOURCES
-
-
-def is_header(path: str | Path) -> bool:
-    return Path(path).suffix in HEADERS
-
-
-def by_language(files: list[str]) -> list[tuple[list[str], list[str]]]:
-    """files split into one spatch run for C and one for C++ (with its --c++ flag), each
-    [(files, extra spatch arguments)], empty groups left out."""
-    groups = [([f for f in files if not is_cxx(f)], []), ([f for f in files if is_cxx(f)], [SPATCH_CXX])]
-    return [(group, args) for group, args in groups if group]
 
 
 def cxx_compiles(tree: Path, rel: str, flags: list[str], original: Path | None = None) -> tuple[bool, str]:

@@ -23,7 +23,7 @@ from rclify.ctext.preprocessor import define_around
 from rclify.ctext.tokens import call_arguments, code_only
 from rclify.ctext.tree_macros import expand_storage, storage_classes
 from rclify.paths import SEMANTIC_PATCHES_DIR
-from rclify.transform.cxx import by_language
+from rclify.ctext.languages import by_language
 
 PATCH = SEMANTIC_PATCHES_DIR / "discover" / "pthread_sites.cocci"
 

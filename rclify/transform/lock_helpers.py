@@ -57,7 +57,7 @@ from dataclasses import dataclass, field
 
 from rclify.ctext.preprocessor import defines, directive_lines, one_branch_where_unbalanced
 from rclify.ctext.tokens import Token, balanced, call_arguments, code_only, matching_bracket, tokenize
-from rclify.transform.cxx import is_cxx, is_header
+from rclify.ctext.languages import is_cxx, is_header
 
 INIT = "pthread_mutex_init"
 

@@ -31,7 +31,8 @@ from typing import Callable
 
 from rclify.ctext.spatch import MACRO_FILE, run_spatch
 from rclify.ctext.tokens import code_only
-from rclify.transform.cxx import by_language, config_refs_for_cxx, is_cxx
+from rclify.ctext.languages import by_language, is_cxx
+from rclify.transform.cxx import config_refs_for_cxx
 from rclify.transform.discover import relative_files
 from rclify.transform.kept_posix import KeptPosix
 from rclify.transform.lock_helpers import wrap_calls

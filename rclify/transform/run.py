@@ -33,7 +33,8 @@ from rclify.errors import UsageError
 from rclify.progress import Progress
 from rclify.transform import apply as apply_step, build_flags, call_sites, headers
 from rclify.transform.analyse import Analysis, analyse, complete_call_graph, regions_of
-from rclify.transform.cxx import CXX_SUFFIXES, cxx_regions, is_cxx
+from rclify.ctext.languages import CXX_SUFFIXES, is_cxx
+from rclify.transform.cxx import cxx_regions
 from rclify.transform.discover import NOT_HANDLED, Discovery, discover
 from rclify.transform.kept_posix import KeptPosix, find_kept_posix
 from rclify.transform.lock_helpers import kept_call_sites

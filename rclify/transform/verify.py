@@ -24,7 +24,8 @@ from rclify import lock_config
 from rclify.ctext.spatch import MACRO_FILE
 from rclify.runtime_build import cflags
 from rclify.transform import rewrite_api
-from rclify.transform.cxx import cxx_compiles, is_cxx_source, is_header
+from rclify.ctext.languages import is_cxx_source, is_header
+from rclify.transform.cxx import cxx_compiles
 from rclify.transform.includes import IncludeGraph, left_unchanged_group
 from rclify.transform.kept_posix import KeptPosix
 from rclify.transform.lock_table import LockTable

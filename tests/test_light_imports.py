@@ -1,0 +1,21 @@
+"""Modules loaded where libclang or jinja2 may be missing import neither: the lock table and the
+lock configuration, read by spatch's embedded Python (semantic_patches/api/calls.cocci), and the
+profiling side, which `rclify profile` / `assign` run on a machine that only profiles."""
+
+import subprocess
+import sys
+
+import pytest
+
+LIGHT = ["rclify.transform.lock_table", "rclify.lock_config", "rclify.ctext.languages",
+         "rclify.profiling.preload_records", "rclify.profiling.assign", "rclify.profiling.profile"]
+
+
+@pytest.mark.parametrize("module", LIGHT)
+def test_module_imports_neither_libclang_nor_jinja2(module):
+    code = (f"import sys, {module}\n"
+            "heavy = sorted({m.split('.')[0] for m in sys.modules if m.split('.')[0] in ('clang', 'jinja2')})\n"
+            "print(' '.join(heavy))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "", f"{module} pulls in {proc.stdout.strip()}"
