@@ -17,7 +17,7 @@ import sys
 from rclify import __version__, interrupt
 from rclify.errors import RclifyError
 
-COMMANDS = ["transform", "revert", "flags", "profile", "assign", "report", "check", "bench", "run"]
+COMMANDS = ["transform", "revert", "flags", "profile", "assign", "report", "check", "bench", "run", "tune"]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,0 +1,401 @@
+"""Tuning lock choices with the user's own workload: `rclify tune TREE -- CMD`.
+
+The workload (a benchmark, a test, a script running the transformed, built program) is the judge:
+its score is its wall time (lower is better) or a number it prints (`--score REGEX`).  Every run
+gets RCLIFY_LOCKS, so no choice needs a rebuild.  The steps, in order:
+
+  1. baseline: the workload with every lock on posix, `rounds` times.  A workload that is missing,
+     exits non-zero or prints no score is refused here (UsageError: one line, nothing written).
+     Its outputs (stdout less the score, or what `--check REGEX` matches) are compared between
+     these runs: when they differ among themselves they cannot judge a candidate, which is then
+     judged by its exit status alone (and the result says so).
+  2. the locks that matter: those with at least `min_share` percent of thread time in their
+     sections in the profile (a runtime-mode profile taken through the workload when none is
+     given), at most `max_locks`, the most contended first.
+  3. search, one lock at a time (the others at their current best): each candidate algorithm of
+     the registry is measured against the current best in `rounds` interleaved pairs (the two
+     runs of a pair seconds apart, in alternating order), giving paired ratios; it is kept only
+     when every paired ratio favours it (the spread's worse end beats the current best) and the
+     median by at least `min_gain`.  A candidate whose run fails, hangs or prints a different
+     output is disqualified, and why is recorded.  The search stops when the time budget would
+     be exceeded by the next candidate.
+  4. confirmation: the chosen configuration against all-posix, interleaved again; if it does not
+     beat posix beyond the spread, every lock goes back to posix.
+
+Ratios are speed-ups: > 1 means better than what it is compared with (for wall time, the
+baseline's time over the candidate's).  Nothing here asserts anything about speed: a result of
+"posix everywhere" is a result, not a failure.
+"""
+
+import os
+import re
+import statistics
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from rclify import algorithms
+from rclify.errors import UsageError
+
+NOT_CANDIDATES = ("posix", "profile")  # the baseline itself; a posix lock that measures
+
+
+@dataclass
+class Workload:
+    command: list[str]
+    score: re.Pattern | None = None  # None: wall time
+    higher_is_better: bool = False
+    check: re.Pattern | None = None
+    timeout: float | None = None  # per run, set from the baseline
+
+    @property
+    def score_name(self) -> str:
+        return "wall time" if self.score is None else f"score /{self.score.pattern}/"
+
+
+@dataclass
+class Run:
+    spec: str
+    returncode: int | None  # None: killed after the timeout
+    seconds: float
+    score: float | None
+    output: str  # what must not change between algorithms
+    stderr_tail: str = ""
+
+    @property
+    def failure(self) -> str | None:
+        if self.returncode is None:
+            return f"did not finish within {self.seconds:.1f}s (killed)"
+        if self.returncode != 0:
+            tail = self.stderr_tail.strip().splitlines()[-1:] or [""]
+            return f"exited with status {self.returncode}" + (f" ({tail[0][:160]})" if tail[0] else "")
+        if self.score is None:
+            return "printed no score"
+        return None
+
+
+_GLOB_SPECIAL = re.compile(r"[*?\[\]\\]")
+
+
+def _escape(lock_id: str) -> str:
+    return _GLOB_SPECIAL.sub(lambda m: "\\" + m.group(0), lock_id)
+
+
+def lock_spec(choices: dict[str, str]) -> str:
+    """RCLIFY_LOCKS for per-lock choices, every other lock on posix.  Lock ids are fnmatch
+    patterns there: their *, ?, [ and \\ are escaped."""
+    entries = [_escape(lock_id) + "=" + alg for lock_id, alg in sorted(choices.items()) if alg != "posix"]
+    return ",".join(entries + ["*=posix"])
+
+
+def _parse_score(pattern: re.Pattern, text: str) -> float | None:
+    """The last match's first group (or the whole match) as a number."""
+    found = None
+    for m in pattern.finditer(text):
+        found = m
+    if found is None:
+        return None
+    value = found.group(1) if found.groups() else found.group(0)
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def _output_key(workload: Workload, stdout: str) -> str:
+    if workload.check is not None:
+        return "\n".join(m.group(0) for m in workload.check.finditer(stdout))
+    if workload.score is not None:
+        return workload.score.sub("", stdout)
+    return stdout
+
+
+def run_once(workload: Workload, spec: str, env_extra: dict | None = None) -> Run:
+    env = dict(os.environ, RCLIFY_LOCKS=spec, **(env_extra or {}))
+    started = time.monotonic()
+    try:
+        proc = subprocess.run(workload.command, env=env, capture_output=True, text=True, errors="replace",
+                              timeout=workload.timeout)
+    except subprocess.TimeoutExpired as err:
+        seconds = time.monotonic() - started
+        stderr = err.stderr.decode(errors="replace") if isinstance(err.stderr, bytes) else (err.stderr or "")
+        return Run(spec, None, seconds, None, "", stderr[-2000:])
+    except OSError as err:
+        raise UsageError(f"{workload.command[0]}: cannot run: {err.strerror}") from None
+    seconds = time.monotonic() - started
+    if workload.score is None:
+        score = seconds
+    else:
+        score = _parse_score(workload.score, proc.stdout)
+        if score is None:
+            score = _parse_score(workload.score, proc.stderr)
+    return Run(spec, proc.returncode, seconds, score, _output_key(workload, proc.stdout), proc.stderr[-2000:])
+
+
+def speedup(workload: Workload, reference: float, candidate: float) -> float:
+    """> 1: the candidate is better than the reference."""
+    if workload.higher_is_better:
+        return candidate / reference if reference else float("inf") if candidate > 0 else 1.0
+    return reference / candidate if candidate else float("inf")
+
+
+@dataclass
+class Measurement:
+    """A candidate against the configuration it is compared with, in paired rounds."""
+
+    algorithm: str
+    against: str  # the current best it was compared with
+    ratios: list[float] = field(default_factory=list)
+    disqualified: str | None = None
+    kept: bool = False
+
+    @property
+    def median(self) -> float | None:
+        return statistics.median(self.ratios) if self.ratios else None
+
+    @property
+    def spread(self) -> tuple[float, float] | None:
+        return (min(self.ratios), max(self.ratios)) if self.ratios else None
+
+    def text(self) -> str:
+        if self.disqualified:
+            return f"{self.algorithm}: disqualified, {self.disqualified}"
+        lo, hi = self.spread
+        return f"{self.algorithm} {self.median:.3f}x {self.against} ({len(self.ratios)} pairs, {lo:.3f}-{hi:.3f})"
+
+    def as_json(self) -> dict:
+        return {"algorithm": self.algorithm, "against": self.against, "ratios": [round(r, 4) for r in self.ratios],
+                "median": None if self.median is None else round(self.median, 4),
+                "spread": None if self.spread is None else [round(x, 4) for x in self.spread],
+                "disqualified": self.disqualified, "kept": self.kept}
+
+
+def beats(m: Measurement, min_gain: float) -> bool:
+    """Kept only beyond the measured spread: every paired round favours it, the median by min_gain."""
+    return (not m.disqualified and bool(m.ratios) and min(m.ratios) > 1.0 and m.median >= 1.0 + min_gain)
+
+
+@dataclass
+class LockResult:
+    lock_id: str
+    share: float  # percent of thread time in its sections, from the profile
+    choice: str = "posix"
+    vs_posix: Measurement | None = None  # the measurement that decided it
+    tried: list[Measurement] = field(default_factory=list)
+    note: str = ""
+
+    def rationale(self) -> str:
+        if self.choice != "posix" and self.vs_posix:
+            lo, hi = self.vs_posix.spread
+            return (f"tune: {self.share:.1f}% of thread time in sections; {self.choice} "
+                    f"{self.vs_posix.median:.3f}x {self.vs_posix.against} (paired, median of "
+                    f"{len(self.vs_posix.ratios)}, spread {lo:.3f}-{hi:.3f}){self.note} -> {self.choice}")
+        measured = [m for m in self.tried if not m.disqualified]
+        dq = [m for m in self.tried if m.disqualified]
+        best = max(measured, key=lambda m: m.median, default=None)
+        text = f"tune: {self.share:.1f}% of thread time in sections; "
+        if best is None:
+            text += "no candidate measured" if not dq else "every candidate measured was disqualified"
+        else:
+            lo, hi = best.spread
+            text += (f"no candidate beat posix beyond the spread (best {best.algorithm} {best.median:.3f}x, "
+                     f"spread {lo:.3f}-{hi:.3f}; {len(measured)} measured")
+            text += f", {len(dq)} disqualified)" if dq else ")"
+        return text + f"{self.note} -> posix"
+
+    def as_json(self) -> dict:
+        return {"lock_id": self.lock_id, "cs_time_pct": round(self.share, 3), "choice": self.choice,
+                "ratio": None if not self.vs_posix or self.choice == "posix" else round(self.vs_posix.median, 4),
+                "spread": None if not self.vs_posix or self.choice == "posix"
+                else [round(x, 4) for x in self.vs_posix.spread],
+                "rationale": self.rationale(), "tried": [m.as_json() for m in self.tried]}
+
+
+class Budget:
+    def __init__(self, seconds: float):
+        self.seconds = seconds
+        self.started = time.monotonic()
+
+    def left(self) -> float:
+        return self.seconds - (time.monotonic() - self.started)
+
+
+def measure_pair(workload: Workload, reference: str, candidate: str, rounds: int, expected_output: str | None,
+                 name: str, against: str, progress) -> Measurement:
+    """Interleaved rounds: reference then candidate, candidate then reference, ...; one paired
+    ratio per round.  The first failure or changed output disqualifies the candidate."""
+    m = Measurement(name, against)
+    for r in range(rounds):
+        order = (reference, candidate) if r % 2 == 0 else (candidate, reference)
+        runs = {}
+        for spec in order:
+            runs[spec] = run_once(workload, spec)
+        ref, cand = runs[reference], runs[candidate]
+        why = cand.failure
+        if why is None and expected_output is not None and cand.output != expected_output:
+            why = "its output differs from posix's: " + _first_difference(expected_output, cand.output)
+        if why:
+            m.disqualified = why
+            progress(f"  {name}: disqualified: {why}")
+            return m
+        if ref.failure:  # the reference failed this once (it passed before): the round does not count
+            progress(f"  {against} run failed this round ({ref.failure}): round not counted")
+            continue
+        m.ratios.append(speedup(workload, ref.score, cand.score))
+    return m
+
+
+def _first_difference(a: str, b: str) -> str:
+    la, lb = a.splitlines(), b.splitlines()
+    for i, (x, y) in enumerate(zip(la, lb)):
+        if x != y:
+            return f"line {i + 1}: expected {x[:60]!r}, got {y[:60]!r}"
+    return f"{len(la)} lines expected, {len(lb)} printed"
+
+
+@dataclass
+class Baseline:
+    runs: list[Run]
+    output: str | None  # None: posix's own outputs differ from run to run (exit status judges)
+
+    @property
+    def seconds(self) -> float:
+        return statistics.median(r.seconds for r in self.runs)
+
+    @property
+    def score(self) -> float:
+        return statistics.median(r.score for r in self.runs)
+
+
+def baseline(workload: Workload, rounds: int, progress) -> Baseline:
+    """Runs the workload with every lock on posix; a bad workload is a UsageError before any search."""
+    runs = []
+    for i in range(max(2, rounds)):
+        run = run_once(workload, lock_spec({}))
+        if run.returncode is None:
+            raise UsageError(f"{workload.command[0]}: the workload did not finish within {workload.timeout:.0f}s "
+                             "with every lock on posix")
+        if run.returncode != 0:
+            raise UsageError(f"{' '.join(workload.command)[:200]}: the workload exits with status {run.returncode} "
+                             "with every lock on posix; it must succeed there first")
+        if run.score is None:
+            raise UsageError(f"the workload printed nothing matching --score {workload.score.pattern!r} "
+                             "(with every lock on posix)")
+        runs.append(run)
+        progress(f"posix run {i + 1}: {run.seconds:.2f}s" + ("" if workload.score is None else f", score {run.score:g}"))
+    outputs = {r.output for r in runs}
+    return Baseline(runs, runs[0].output if len(outputs) == 1 else None)
+
+
+def candidates(selected: str | None = None) -> list[str]:
+    """The registry's algorithms but posix and profile (or those of selected, comma-separated)."""
+    known = [n for n in algorithms.names() if n not in NOT_CANDIDATES]
+    if not selected:
+        return known
+    wanted = [s.strip() for s in selected.split(",") if s.strip()]
+    for name in wanted:
+        algorithms.parse_choice(name, "--algorithms")
+    return [n for n in wanted if n not in NOT_CANDIDATES]
+
+
+def select_locks(prof: dict, config_ids: list[str], min_share: float, max_locks: int) -> tuple[list[tuple[str, float]], list[str]]:
+    """(config id, share) of the locks that matter, most contended first; and the profile's ids
+    that match no configured lock."""
+    from rclify.profiling import assign
+
+    matching = assign.match_ids(prof, config_ids)
+    shares: dict[str, float] = {}
+    for lock in prof["locks"]:
+        cid = matching.to_config.get(lock["id"])
+        if cid:
+            shares[cid] = shares.get(cid, 0.0) + lock["cs_time_pct"]
+    ranked = sorted(shares.items(), key=lambda kv: (-kv[1], kv[0]))
+    picked = [(cid, pct) for cid, pct in ranked if pct >= min_share][:max_locks]
+    return [p for p in picked if "," not in p[0]], matching.unmatched + matching.ambiguous
+
+
+@dataclass
+class Result:
+    locks: list[LockResult]
+    baseline: Baseline
+    confirmation: Measurement | None = None
+    stopped: str | None = None  # why the search ended early (budget)
+    output_judged: bool = True
+    elapsed: float = 0.0
+
+    @property
+    def choices(self) -> dict[str, str]:
+        return {l.lock_id: l.choice for l in self.locks}
+
+
+def search(workload: Workload, locks: list[tuple[str, float]], names: list[str], rounds: int, budget: Budget,
+           base: Baseline, min_gain: float, progress) -> Result:
+    result = Result([LockResult(cid, pct) for cid, pct in locks], base, output_judged=base.output is not None)
+    pair_cost = 2 * rounds * max(base.seconds, 0.001) * 1.2  # a candidate's rounds, with some margin
+    chosen = {l.lock_id: "posix" for l in result.locks}
+    for n, lock in enumerate(result.locks, 1):
+        progress(f"lock {n}/{len(result.locks)}: {lock.lock_id} ({lock.share:.1f}% of thread time)")
+        for alg in names:
+            if budget.left() < pair_cost:
+                result.stopped = (f"the budget ran out before {alg} on {lock.lock_id}"
+                                  f" ({len(lock.tried)} of {len(names)} candidates measured for it)")
+                progress(f"budget: {result.stopped}")
+                return result
+            reference = lock_spec(chosen)
+            trial = lock_spec({**chosen, lock.lock_id: alg})
+            m = measure_pair(workload, reference, trial, rounds, base.output, alg, chosen[lock.lock_id], progress)
+            lock.tried.append(m)
+            if beats(m, min_gain):
+                m.kept = True
+                chosen[lock.lock_id] = alg
+                lock.choice, lock.vs_posix = alg, m
+            if not m.disqualified:
+                progress(f"  {m.text()}" + ("  kept" if m.kept else ""))
+    return result
+
+
+def confirm(workload: Workload, result: Result, rounds: int, budget: Budget, min_gain: float, progress) -> None:
+    """The chosen configuration against all-posix; when it does not beat it beyond the spread,
+    every lock goes back to posix (said in each lock's note)."""
+    if all(l.choice == "posix" for l in result.locks):
+        return
+    if budget.left() < 2 * rounds * result.baseline.seconds * 1.2:
+        for l in result.locks:
+            if l.choice != "posix":
+                l.note = "; not confirmed against all-posix (no budget left)"
+        return
+    spec = lock_spec(result.choices)
+    m = measure_pair(workload, lock_spec({}), spec, rounds, result.baseline.output, "chosen", "posix", progress)
+    result.confirmation = m
+    if beats(m, min_gain):
+        m.kept = True
+        progress(f"confirmed: {m.text()}")
+        for l in result.locks:
+            if l.choice != "posix":
+                lo, hi = m.spread
+                l.note = f"; all chosen together {m.median:.3f}x all-posix ({lo:.3f}-{hi:.3f})"
+        return
+    progress(f"not confirmed ({m.text()}): every lock back to posix")
+    for l in result.locks:
+        if l.choice != "posix":
+            l.note = (f"; {l.choice} was kept alone but the chosen set was not confirmed against all-posix "
+                      f"({m.text()})")
+            l.choice = "posix"
+
+
+def table(result: Result) -> str:
+    """What tune prints at the end: per lock its choice, the paired ratio and spread, the tries."""
+    width = max([len(l.lock_id) for l in result.locks] + [4])
+    lines = [f"  {'lock':<{width}}  {'CS%':>5}  {'choice':<8}  {'ratio':>6}  spread         tried"]
+    for l in result.locks:
+        measured = sum(1 for m in l.tried if not m.disqualified)
+        dq = sum(1 for m in l.tried if m.disqualified)
+        if l.choice != "posix" and l.vs_posix:
+            lo, hi = l.vs_posix.spread
+            ratio, spread = f"{l.vs_posix.median:.3f}", f"{lo:.3f}-{hi:.3f}"
+        else:
+            ratio, spread = "1", "-"
+        lines.append(f"  {l.lock_id:<{width}}  {l.share:5.1f}  {l.choice:<8}  {ratio:>6}  {spread:<13}  "
+                     f"{measured} measured" + (f", {dq} disqualified" if dq else ""))
+    return "\n".join(lines)
