@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from rclify import algorithms, cli, lock_config
-from rclify.profiling import assign, profile
+from rclify.commands import bench_results
+from rclify.profiling import assign, calibration, profile
 from rclify.errors import UsageError
 from rclify.lock_config import LockEntry
 
@@ -50,6 +51,13 @@ def registry(monkeypatch, with_combining: bool):
     extra = (algorithms.Algorithm(assign.COMBINING.upper(), assign.COMBINING, "combining lock (test registry)",
                                   len(real) + 1),) if with_combining else ()
     monkeypatch.setattr(algorithms, "load", lambda path=algorithms.REGISTRY: real + extra)
+
+
+@pytest.fixture(autouse=True)
+def no_machine_record(tmp_path, monkeypatch):
+    """No test reads this machine's bench record (rclify bench leaves one): only the records the
+    tests write (calibration.ENV names the record's file)."""
+    monkeypatch.setenv(calibration.ENV, str(tmp_path / "no-record.json"))
 
 
 # two independent hot locks, a nested pair (hot outer, warm inner), two cold locks
@@ -298,3 +306,125 @@ def test_json_output_says_what_the_lines_say(tmp_path, capsys):
     before = config.read_bytes()  # a --json path that cannot be written: one line, nothing written
     assert cli.main(["assign", str(path), "--config", str(config), "--json", str(tmp_path / "no" / "a.json")]) == 2
     assert capsys.readouterr().err.count("\n") == 1 and config.read_bytes() == before
+
+
+# ---- calibrated by the machine's bench (calibration.py) ----------------------------------------
+
+
+def bench_row(algorithm, threads, delay, lines, ratio, latency_ns=1000.0):
+    """A lockbench row: 1 ns per delay iteration, so that posix's share of thread time at the point
+    is latency / (latency + delay)."""
+    return bench_results.Row(algorithm, "execute", threads, delay, lines, 0, 1, 1e6 * ratio, latency_ns, ratio,
+                             float(delay))
+
+
+def synthetic_record(path, ratios_at_delay0: dict, ratios_at_delay4000: dict):
+    """A machine whose bench measured 2 and 8 threads, delays 0 (posix: 100% of thread time in the
+    lock) and 4000 (20%), 1 and 5 lines.  ratios_*: algorithm -> (ratio with 1 line, with 5 lines)."""
+    rows = []
+    for threads in (2, 8):
+        for delay, ratios in ((0, ratios_at_delay0), (4000, ratios_at_delay4000)):
+            for lines in (1, 5):
+                rows.append(bench_row("posix", threads, delay, lines, 1.0))
+                rows += [bench_row(a, threads, delay, lines, r[0 if lines == 1 else 1]) for a, r in ratios.items()]
+                rows.append(bench_results.Row("mcs", "lock", threads, delay, lines, 0, 1, 1.0, 1.0, 9.0,
+                                              float(delay)))  # the lock form: not the extracted one, ignored
+    assert calibration.save(rows, path) == path
+    return calibration.load(path)
+
+
+HOT_AND_WARM = [lock("a.c:hot", 90), lock("a.c:warm", 20), lock("a.c:cold", 1)]
+
+
+def test_the_record_bench_leaves_is_read_back(tmp_path):
+    record = synthetic_record(tmp_path / "rec.json", {"ccsynch": (0.07, 0.08)}, {"ccsynch": (1.2, 1.3)})
+    assert record.cpus == calibration.machine_cpus()
+    assert {(p.threads, p.delay, p.lines) for p in record.points} == {
+        (t, d, l) for t in (2, 8) for d in (0, 4000) for l in (1, 5)}
+    point = next(p for p in record.points if (p.threads, p.delay, p.lines) == (8, 4000, 5))
+    assert point.ratios == {"posix": 1.0, "ccsynch": 1.3} and point.share == pytest.approx(0.2)
+    # the nearest point: thread count on a log scale, then posix's share nearest the lock's
+    assert calibration.figure(record, "ccsynch", 0.9, 7).point.delay == 0
+    assert calibration.figure(record, "ccsynch", 0.25, 7).ratio == 1.2  # the lower of the two line counts
+    assert calibration.figure(record, "ttas", 0.25, 7) is None
+    # a later bench replaces the points it measured again and keeps the others
+    calibration.save([bench_row("posix", 8, 0, 5, 1.0), bench_row("ttas", 8, 0, 5, 1.5)], tmp_path / "rec.json")
+    again = calibration.load(tmp_path / "rec.json")
+    assert len(again.points) == 8
+    assert next(p for p in again.points if (p.threads, p.delay, p.lines) == (8, 0, 5)).ratios == {
+        "posix": 1.0, "ttas": 1.5}
+
+
+def test_never_chooses_what_the_machine_ranks_below_posix(tmp_path):
+    """2 CPUs, 4 threads (the thread counts measured are 2 and 8: 8 is as near on a log scale, and
+    the larger is taken): the uncalibrated table puts hot and warm locks on the combining lock; the
+    bench ranks it at 0.07x posix where the hot lock is, ttas above posix: ttas; where the warm lock
+    is, the combining lock above posix: kept, the figure said."""
+    record = synthetic_record(tmp_path / "rec.json", {assign.COMBINING: (0.07, 0.08), "ttas": (1.1, 1.3), "mcs": (0.4, 0.5)},
+                              {assign.COMBINING: (1.2, 1.4), "ttas": (0.9, 0.9)})
+    prof = profile.load(make_profile(tmp_path, HOT_AND_WARM))
+    decisions, _ = assign.decide(prof, None, cpus=2, available=WITH_COMBINING + ("ttas", "mcs"), record=record)
+    by_id = {d.lock_id: d for d in decisions}
+    hot, warm, cold = by_id["a.c:hot"], by_id["a.c:warm"], by_id["a.c:cold"]
+    assert hot.verdict.algorithm == "ttas"
+    assert (f"but calibrated: {assign.COMBINING} 0.07x posix in this machine's bench at 8 threads, 1 line, delay 0"
+            in hot.rationale)
+    assert "the best here: ttas 1.10x posix" in hot.rationale and hot.rationale.endswith("-> ttas")
+    assert warm.verdict.algorithm == assign.COMBINING
+    assert f"calibrated: {assign.COMBINING} 1.20x posix in this machine's bench at 8 threads, 1 line, delay 4000 " \
+           "(posix 20% of thread time in the lock" in warm.rationale
+    assert cold.verdict.algorithm == "posix" and "calibrated" not in cold.rationale
+
+
+def test_posix_kept_where_nothing_ranks_above_it(tmp_path):
+    record = synthetic_record(tmp_path / "rec.json", {assign.COMBINING: (0.07, 0.08), "rcl": (2.0, 2.0)},
+                              {assign.COMBINING: (0.5, 0.6)})
+    prof = profile.load(make_profile(tmp_path, HOT_AND_WARM))
+    decisions, _ = assign.decide(prof, None, cpus=2, available=WITH_COMBINING, record=record)
+    by_id = {d.lock_id: d for d in decisions}
+    # rcl ranks above posix, but on 2 CPUs an RCL server is not an option
+    assert by_id["a.c:hot"].verdict.algorithm == by_id["a.c:warm"].verdict.algorithm == "posix"
+    assert "nothing ranks above posix there: posix kept -> posix" in by_id["a.c:hot"].rationale
+    assert all(d.server is None for d in decisions)
+
+
+def test_uncalibrated_choice_says_so(tmp_path, capsys, monkeypatch):
+    registry(monkeypatch, with_combining=True)
+    path = make_profile(tmp_path, HOT_AND_WARM)
+    config = tmp_path / "lock_config.h"
+    lock_config.write(config, [LockEntry(l["id"]) for l in HOT_AND_WARM])
+    out_json = tmp_path / "a.json"
+    assert cli.main(["assign", str(path), "--config", str(config), "--cpus", "2", "--json", str(out_json)]) == 0
+    out = capsys.readouterr().out
+    assert "note: choices uncalibrated: no bench record of this machine (run `rclify bench`, or `rclify tune`" in out
+    entries = {e.lock_id: e for e in lock_config.read(config)}
+    assert "uncalibrated: no bench record" in entries["a.c:hot"].rationale
+    assert entries["a.c:hot"].rationale.endswith(f"-> {assign.COMBINING}")
+    assert json.loads(out_json.read_text())["calibration"] is None
+
+
+def test_assign_reads_the_machine_record_and_names_it(tmp_path, capsys, monkeypatch):
+    registry(monkeypatch, with_combining=True)
+    rec = tmp_path / "machine.json"
+    synthetic_record(rec, {assign.COMBINING: (0.07, 0.08)}, {assign.COMBINING: (1.5, 1.6)})
+    monkeypatch.setenv(calibration.ENV, str(rec))  # as `rclify bench` would have left it
+    path = make_profile(tmp_path, HOT_AND_WARM)
+    config = tmp_path / "lock_config.h"
+    lock_config.write(config, [LockEntry(l["id"]) for l in HOT_AND_WARM])
+    cpus = calibration.machine_cpus()
+    out_json = tmp_path / "a.json"
+    assert cli.main(["assign", str(path), "--config", str(config), "--cpus", str(cpus), "--json", str(out_json)]) == 0
+    assert f"calibrated by the bench record {rec}" in capsys.readouterr().out
+    entries = {e.lock_id: e for e in lock_config.read(config)}
+    assert "calibrated: " in entries["a.c:warm"].rationale
+    assert json.loads(out_json.read_text())["calibration"] == str(rec)
+    if cpus < assign.RCL_MIN_CPUS:  # the combining lock at 0.07x where the hot lock is: not chosen
+        assert entries["a.c:hot"].algorithm == "posix"
+    # a record of another CPU count than --cpus is not used, and that is said
+    assert cli.main(["assign", str(path), "--config", str(config), "--cpus", str(cpus + 1)]) == 0
+    assert f"is of a {cpus}-CPU machine, not --cpus {cpus + 1}" in capsys.readouterr().out
+    # --calibration names a record; a file that is not one is one line, exit 2
+    bad = tmp_path / "bad.json"
+    bad.write_text("{}")
+    assert cli.main(["assign", str(path), "--config", str(config), "--calibration", str(bad)]) == 2
+    assert capsys.readouterr().err.count("\n") == 1

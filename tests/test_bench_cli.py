@@ -6,6 +6,7 @@ checked on hand-made rows, whose order is known.  No timing is asserted.
 
 import argparse
 import builtins
+import os
 import subprocess
 import sys
 
@@ -14,6 +15,7 @@ import pytest
 from rclify import algorithms
 from rclify.commands import bench, bench_results
 from rclify.errors import UsageError
+from rclify.profiling import calibration
 from rclify.progress import Progress
 
 TINY = ["--duration", "0.005", "--repeat", "1", "--threads", "1,2", "--delays", "0", "--lines", "5",
@@ -23,10 +25,11 @@ TINY = ["--duration", "0.005", "--repeat", "1", "--threads", "1,2", "--delays", 
 @pytest.fixture(scope="module")
 def tiny_bench(tmp_path_factory):
     out = tmp_path_factory.mktemp("bench")
+    record = out.parent / f"{out.name}-calibration.json"  # not this machine's record: a tiny run
     proc = subprocess.run(
         [sys.executable, "-m", "rclify", "bench", "--out", str(out), *TINY, "--no-plots", "--",
          "--roundtrip-duration", "0.04"],
-        capture_output=True, text=True, timeout=600,
+        capture_output=True, text=True, timeout=600, env=dict(os.environ, **{calibration.ENV: str(record)}),
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     return out, proc
@@ -44,6 +47,18 @@ def test_bench_writes_its_files_and_ranks_every_algorithm(tiny_bench):
     # progress while it runs, on stderr
     assert "building the runtime and lockbench" in proc.stderr
     assert "[1/2 " in proc.stderr and "[2/2 " in proc.stderr
+
+
+def test_bench_leaves_the_machine_record_assign_reads(tiny_bench):
+    out, proc = tiny_bench
+    path = out.parent / f"{out.name}-calibration.json"
+    assert f"this machine's ranking recorded for `rclify assign`: {path}" in proc.stderr
+    record = calibration.load(path)
+    assert record.cpus == calibration.machine_cpus()
+    assert sorted((p.threads, p.delay, p.lines) for p in record.points) == [(1, 0, 5), (2, 0, 5)]
+    for point in record.points:
+        assert set(point.ratios) == set(algorithms.names()) - {"profile"} and point.ratios["posix"] == 1.0
+        assert 0.0 < point.share <= 1.0
 
 
 def test_bench_ranking_has_one_column_per_thread_count(tiny_bench):

@@ -29,6 +29,8 @@ def add_parser(sub):
     p.add_argument("--max-servers", type=int, default=None, help="RCL servers at most (default: CPUs - 1, at least 1)")
     p.add_argument("--force", action="store_true", help="override hand edits of algorithm/server too")
     p.add_argument("--dry-run", action="store_true", help="show the decisions, write nothing")
+    p.add_argument("--calibration", type=Path, metavar="FILE",
+                   help="the bench record to calibrate with (default: this machine's, left by `rclify bench`)")
     p.add_argument("--json", type=Path, metavar="FILE",
                    help="also write the decisions as JSON (each lock: its share, verdict, choice, server, rationale)")
     return p
@@ -47,7 +49,11 @@ def run(args) -> int:
     from rclify import lock_config
 
     config_ids = [e.lock_id for e in lock_config.read(config)] if config else None
-    decisions, matching = assign.decide(prof, config_ids, args.lower, args.upper, args.max_servers, cpus=args.cpus)
+    record, note = _calibration(args)
+    decisions, matching = assign.decide(prof, config_ids, args.lower, args.upper, args.max_servers, cpus=args.cpus,
+                                        record=record)
+    args.calibration_used = str(record.path) if record else None
+    print(note)
 
     if prof.get("partial"):
         print(f"note: {args.profile} is a partial profile ({prof.get('partial_reason')}): figures cover part of the run")
@@ -73,6 +79,20 @@ def run(args) -> int:
     return 0
 
 
+def _calibration(args) -> tuple:
+    """This machine's bench record (or --calibration's), and the line saying what calibrates the
+    choices.  A record of a machine with another CPU count than --cpus is not used."""
+    from rclify.profiling import calibration
+
+    record = calibration.load(args.calibration) if args.calibration else calibration.find()
+    if record is None:
+        return None, f"note: choices {assign.UNCALIBRATED}"
+    if args.cpus is not None and record.cpus and record.cpus != args.cpus:
+        return None, (f"note: choices uncalibrated: the bench record {record.path} is of a {record.cpus}-CPU "
+                      f"machine, not --cpus {args.cpus}")
+    return record, f"calibrated by the bench record {record.path} ({record.cpus} CPUs, {record.taken})"
+
+
 def _warn_unmatched(matching: assign.Matching, config: Path | None, prof: dict) -> None:
     """One line on stderr listing every profiled lock that the configuration lacks."""
     left = matching.unmatched + matching.ambiguous
@@ -96,5 +116,6 @@ def _write_json(args, decisions: list, matching: assign.Matching, config: Path |
                        "choice": d.choice, "kept_edit": d.kept_edit, "rationale": d.rationale}
                       for d in decisions],
         "unmatched": list(matching.unmatched), "ambiguous": list(matching.ambiguous),
+        "calibration": getattr(args, "calibration_used", None),
     }
     atomic_file.write_text(args.json, json.dumps(document, indent=2) + "\n")

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from rclify import runtime_build, targets
 from rclify.commands import bench_results
+from rclify.profiling import calibration
 from rclify.errors import RclifyError, ToolMissingError, UsageError
 from rclify.progress import Progress
 
@@ -149,7 +150,11 @@ def run_locks(args) -> int:
     proc = subprocess.run(lockbench_argv(args, out_dir))
     if proc.returncode != 0:
         raise RclifyError(f"lockbench failed (exit {proc.returncode}); see its message above")
-    return report(out_dir, plots=not args.no_plots, progress=progress, stream=None if args.json else sys.stdout)
+    code = report(out_dir, plots=not args.no_plots, progress=progress, stream=None if args.json else sys.stdout)
+    record = calibration.save(bench_results.read_rows(out_dir / "lockbench.csv"))
+    if record is not None:  # what `rclify assign` calibrates its choices by (docs/profiling.md)
+        progress(f"this machine's ranking recorded for `rclify assign`: {record}")
+    return code
 
 
 def run(args) -> int:

@@ -24,6 +24,7 @@ import re
 from dataclasses import dataclass, field
 
 from rclify import algorithms, lock_config
+from rclify.profiling import calibration
 from rclify.errors import UsageError
 from rclify.lock_config import LockEntry
 from rclify.transform.lock_table import normalize
@@ -123,6 +124,34 @@ def choose(pct: float, cpus: int, available: tuple[str, ...], lower: float = DEF
                                         "run in batches on one thread, their data stays in its cache) without "
                                         "setting a core aside for a server")
     return Verdict("rcl", heat, f"{band}, RCL may help (this runtime has no combining lock, {COMBINING})")
+
+
+UNCALIBRATED = "uncalibrated: no bench record of this machine (run `rclify bench`, or `rclify tune` with your workload)"
+
+
+def calibrate(verdict: Verdict, pct: float, threads: int, cpus: int, available: tuple[str, ...],
+              record: "calibration.Record | None") -> Verdict:
+    """The verdict checked against this machine's bench (record): an algorithm the record ranks
+    below posix at the lock's contention and thread count is never chosen; the best one ranked
+    above posix there is, else posix.  The figure that decided is said in `why`.  Without a
+    record a contended lock's verdict says it is uncalibrated."""
+    if verdict.algorithm == "posix":
+        return verdict  # cold: posix does not collapse, whatever the machine
+    if record is None:
+        return Verdict(verdict.algorithm, verdict.heat, f"{verdict.why}; {UNCALIBRATED}")
+    share = pct / 100.0
+    mine = calibration.figure(record, verdict.algorithm, share, threads)
+    if mine is not None and mine.ratio >= 1.0:
+        return Verdict(verdict.algorithm, verdict.heat, f"{verdict.why}; calibrated: {mine.text()}")
+    allowed = [a for a in available if a != "profile" and (a != "rcl" or cpus >= RCL_MIN_CPUS)]
+    top = calibration.best(record, share, threads, allowed)
+    ranked = (f"{mine.text()}" if mine is not None
+              else f"{verdict.algorithm} not measured in this machine's bench")
+    if top is not None and top.algorithm != "posix" and top.ratio > 1.0:
+        return Verdict(top.algorithm, verdict.heat, f"{verdict.why}, but calibrated: {ranked}; the best here: "
+                                                    f"{top.text()}")
+    return Verdict("posix", verdict.heat, f"{verdict.why}, but calibrated: {ranked}, and nothing ranks above posix "
+                                          "there: posix kept")
 
 
 def figures(lock: dict) -> str:
@@ -227,12 +256,13 @@ def decide(
     max_servers: int | None = None,
     cpus: int | None = None,
     available: tuple[str, ...] | None = None,
+    record: "calibration.Record | None" = None,
 ) -> tuple[list[Decision], Matching]:
     """Decisions for the configured locks the profile saw (every profile lock when config_ids is None).
     Profile locks the configuration lacks are left out (matching.unmatched, .ambiguous: the caller
     warns); only a profile none of whose locks is configured is refused.  cpus: of the machine the
     program will run on (default: this one); available: the runtime's algorithms (default: the
-    registry's)."""
+    registry's); record: this machine's bench ranking (calibration.py), None: uncalibrated."""
     check_thresholds(lower, upper)
     if cpus is None:
         cpus = machine_cpus()
@@ -267,6 +297,7 @@ def decide(
     for cid, locks in by_config.items():
         lock = _merged(locks)
         verdict = choose(lock["cs_time_pct"], cpus, available, lower, upper)
+        verdict = calibrate(verdict, lock["cs_time_pct"], int(profile.get("threads") or 1), cpus, available, record)
         decisions.append(Decision(cid, [l["id"] for l in locks], lock["cs_time_pct"], verdict, figures(lock)))
     nested = {
         cid: {matching.to_config[n] for l in locks for n in l.get("nested_in", []) if n in matching.to_config}
