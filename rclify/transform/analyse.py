@@ -20,6 +20,7 @@ from typing import Callable
 
 import clang.cindex as ci
 
+from rclify import pthread_api
 from rclify.ctext import cparse
 from rclify.ctext.cparse import ParsedFile
 from rclify.ctext.preprocessor import quoted_includes
@@ -84,7 +85,7 @@ def analyse(root: Path, files: list[Path], flags_for: Callable[[Path], list[str]
     built says which C files the build compiles (headers are seen through those first)."""
     result = Analysis(flags_for=flags_for, stub_dir=Path(tempfile.mkdtemp(prefix="rclify-stubs-")))
     candidates = [f for f in files if f.suffix == ".c"]
-    lock_names = {"pthread_mutex_lock", "pthread_mutex_unlock", "pthread_mutex_trylock"}
+    lock_names = {name for name, kind in pthread_api.LOCK_OPERATIONS.items() if kind in ("lock", "unlock", "trylock")}
     with_header = includes_locking_header(files, lock_names)  # functions of headers lock too
     tree = _TreeText(files)
     seeds = tree.naming(_MUTEX_FUNCTION.search)  # lock macros of headers

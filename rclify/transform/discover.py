@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+from rclify import pthread_api
 from rclify.ctext import tree_macros
 from rclify.ctext.spatch import run_spatch
 from rclify.ctext.preprocessor import define_around
@@ -27,19 +28,7 @@ from rclify.ctext.languages import by_language
 
 PATCH = SEMANTIC_PATCHES_DIR / "discover" / "pthread_sites.cocci"
 
-CALL_KINDS = {
-    "pthread_mutex_lock": "lock",
-    "pthread_mutex_unlock": "unlock",
-    "pthread_mutex_trylock": "trylock",
-    "pthread_mutex_init": "mutex_init",
-    "pthread_mutex_destroy": "mutex_destroy",
-    "pthread_cond_wait": "cond_wait",
-    "pthread_cond_timedwait": "cond_timedwait",
-    "pthread_cond_signal": "cond_signal",
-    "pthread_cond_broadcast": "cond_broadcast",
-    "pthread_cond_init": "cond_init",
-    "pthread_cond_destroy": "cond_destroy",
-}
+CALL_KINDS = pthread_api.DISCOVERED
 KINDS = (
     "lock", "unlock", "trylock", "mutex_init", "mutex_destroy", "static_mutex", "mutex_var",
     "cond_wait", "cond_timedwait", "cond_signal", "cond_broadcast", "cond_init", "cond_destroy",

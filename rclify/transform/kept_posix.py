@@ -35,12 +35,12 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from rclify import pthread_api
 from rclify.ctext.tokens import code_only, iter_tokens
 from rclify.transform.discover import Discovery
 from rclify.transform.lock_table import LockTable, last_member, normalize
 
-KEEP_APIS = ("pthread_mutex_consistent", "pthread_mutex_consistent_np", "pthread_mutex_getprioceiling",
-             "pthread_mutex_setprioceiling")
+KEEP_APIS = pthread_api.KEEP_POSIX
 MASK, UNMASK = ("pthread_", "PTHREAD_"), ("rclkeep_", "RCLKEEP_")
 _CALL = re.compile(r"\bpthread_(mutex|cond)_(\w+)\s*\(")
 _WAITS = ("wait", "timedwait", "clockwait")

@@ -15,6 +15,8 @@ LOCALE functions read the calling thread's locale (uselocale(3)); they are safe 
 thread uses the global locale, so they count as thread-bound in a program that calls uselocale.
 """
 
+from rclify import pthread_api
+
 # Pure: no errno, no locale.
 PURE = frozenset({
     # <string.h>, <strings.h>
@@ -28,11 +30,8 @@ PURE = frozenset({
     "htonl", "htons", "ntohl", "ntohs",
     # <assert.h>, <stdlib.h>: end the process from whichever thread
     "__assert_fail", "abort",
-    # the pthread mutex and condition API: rewritten to the runtime's, which runs them on a server
-    "pthread_mutex_lock", "pthread_mutex_unlock", "pthread_mutex_trylock", "pthread_mutex_init",
-    "pthread_mutex_destroy", "pthread_cond_wait", "pthread_cond_timedwait", "pthread_cond_signal",
-    "pthread_cond_broadcast", "pthread_cond_init", "pthread_cond_destroy",
-})
+}) | frozenset(pthread_api.DISCOVERED)  # the pthread mutex and condition API discovery finds:
+# rewritten to the runtime's, which runs them on a server
 
 # May set errno (handed back by the runtime), nothing else thread-local.
 SETS_ERRNO = frozenset({

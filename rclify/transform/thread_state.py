@@ -21,6 +21,7 @@ from pathlib import Path
 
 import clang.cindex as ci
 
+from rclify import pthread_api
 from rclify.ctext.cparse import ParsedFile
 from rclify.transform.thread_safe_calls import allowed
 
@@ -32,8 +33,7 @@ THREAD_BOUND_CALLS = {"pthread_getspecific", "pthread_setspecific", "pthread_sel
 _MAX_CHAIN = 6  # functions named in a reason before it stops following
 # Condition-variable waits: a section that may reach one must not run on a combiner (it would
 # block another thread's combining pass), so it is called with rcl_execute_may_wait.
-WAIT_CALLS = {"pthread_cond_wait", "pthread_cond_timedwait", "pthread_cond_clockwait",
-              "rcl_cond_wait", "rcl_cond_timedwait", "rcl_cond_clockwait"}
+WAIT_CALLS = pthread_api.WAITS
 
 
 def node_cause(node: ci.Cursor) -> tuple[str | None, str | None]:

@@ -34,6 +34,7 @@ from pathlib import Path
 
 import clang.cindex as ci
 
+from rclify import pthread_api
 from rclify.ctext import cparse
 from rclify.ctext.cparse import ParsedFile, statement_range
 from rclify.ctext.preprocessor import guards_at
@@ -42,15 +43,9 @@ from rclify.ctext.tokens import (Token, identifiers_used, matching_bracket, norm
 
 K = ci.CursorKind
 
-PTHREAD_OPS = {
-    "pthread_mutex_lock": "lock",
-    "pthread_mutex_unlock": "unlock",
-    "pthread_mutex_trylock": "trylock",
-    # a lock with a deadline (it may fail with ETIMEDOUT): never extracted, see region_bounds.py
-    "pthread_mutex_timedlock": "timedlock",
-    "pthread_mutex_clocklock": "timedlock",
-}
-PTHREAD_ARITY = {"pthread_mutex_timedlock": 2, "pthread_mutex_clocklock": 3}  # the others take the mutex only
+# a lock with a deadline (timedlock: it may fail with ETIMEDOUT) is never extracted, see region_bounds.py
+PTHREAD_OPS = pthread_api.LOCK_OPERATIONS
+PTHREAD_ARITY = pthread_api.LOCK_ARITY  # the others take the mutex only
 TIMED_LOCKS = {name for name, kind in PTHREAD_OPS.items() if kind == "timedlock"}
 _MAX_EXPANSION_DEPTH = 8
 
