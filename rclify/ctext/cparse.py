@@ -50,6 +50,15 @@ class ParsedFile:
     # header): not a condition, the code under it is compiled whenever the file is
     guard_line: str | None = None
     includer: Path | None = None  # a header's view: the C file it was seen through
+    _nodes: dict = field(default_factory=dict, repr=False, compare=False)  # nodes_of's
+
+    def nodes_of(self, cursor: ci.Cursor, kind: ci.CursorKind) -> list[ci.Cursor]:
+        """The nodes of one kind under cursor, in preorder, walked once per cursor and kind (each
+        region of a function asks for its block's calls: a walk is slow through the bindings)."""
+        key = (cursor.extent.start.offset, cursor.extent.end.offset, kind)
+        if key not in self._nodes:
+            self._nodes[key] = [n for n in cursor.walk_preorder() if n.kind == kind]
+        return self._nodes[key]
 
     def text(self, start: int, end: int) -> str:
         return self.data[start:end].decode("utf-8", errors="surrogateescape")

@@ -81,7 +81,6 @@ def _names_its_function(region: Region) -> bool:
     keep naming the user's function, not rclify_cs_<function>_<n>."""
     name = f'"{region.function.spelling}"'
     data = region.parsed.data
-    return any(node.kind == ci.CursorKind.STRING_LITERAL and node.spelling == name
-               and region.lock_end <= node.extent.start.offset < region.body_end
+    return any(node.spelling == name and region.lock_end <= node.extent.start.offset < region.body_end
                and not data[node.extent.start.offset:].startswith(b'"')
-               for node in region.compound.walk_preorder())
+               for node in region.parsed.nodes_of(region.compound, ci.CursorKind.STRING_LITERAL))

@@ -25,10 +25,9 @@ def check(region: Region) -> None:
     code that runs in the caller (exits' tails, windows) may.  Read from the AST, so a macro that
     expands to them is seen too."""
     tails = region.unlocked_spans()
-    for node in region.compound.walk_preorder():
+    for node in region.parsed.nodes_of(region.compound, K.CALL_EXPR):
         at = node.extent.start.offset
-        if node.kind != K.CALL_EXPR or not (region.lock_end <= at < region.body_end) \
-                or any(s <= at < e for s, e in tails):
+        if not (region.lock_end <= at < region.body_end) or any(s <= at < e for s, e in tails):
             continue
         if node.spelling in _STACK_ALLOCATION:
             raise Refusal(Reason.ALLOCA)
