@@ -83,16 +83,24 @@ def test_the_guess_adds_the_directories_of_included_headers(tmp_path):
 def test_an_unconfigured_autotools_tree_is_configured_in_a_scratch_copy(tmp_path):
     (tmp_path / "configure.ac").write_text("AC_INIT([t], [1])\nAC_CONFIG_HEADERS([lib_config.h])\n")
     (tmp_path / "configure").write_text("#!/bin/sh\necho '#define HAVE_THING 1' > lib_config.h\n")
-    (tmp_path / "a.c").write_text('#include "lib_config.h"\n')
+    (tmp_path / "a.c").write_text('#include "lib_config.h"\n#include "queue.h"\n')
+    (tmp_path / "queue.h").write_text("int queue_len;\n")
     before = sorted(p.name for p in tmp_path.iterdir())
     messages = []
     flags = build_flags.find(tmp_path, None, [], messages.append)
     try:
         assert sorted(p.name for p in tmp_path.iterdir()) == before  # the tree is not touched
-        generated = Path(next(f for f in flags.default if f.startswith("-I") and "rclify-configure" in f)[2:])
+        at = flags.default.index("-idirafter")
+        generated = Path(flags.default[at + 1])
+        assert "rclify-configure" in str(generated)
         assert (generated / "lib_config.h").read_text() == "#define HAVE_THING 1\n"
         assert "-DHAVE_CONFIG_H" in flags.default
         assert any("running ./configure in a scratch copy" in m for m in messages)
+        # the tree's own headers win over the copy's: only what configure generated comes from it
+        from rclify.ctext import cparse
+        tu = cparse.parse(tmp_path / "a.c", flags.for_file(tmp_path / "a.c")).tu
+        included = {Path(i.include.name).resolve() for i in tu.get_includes()}
+        assert (tmp_path / "queue.h").resolve() in included and (generated / "lib_config.h").resolve() in included
     finally:
         flags.cleanup()
     assert not generated.exists()

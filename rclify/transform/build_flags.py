@@ -257,11 +257,17 @@ def _from_configure(root: Path, progress: Callable[[str], None]) -> BuildFlags |
 
 
 def _configured(root: Path, headers: list[str], generated_in: Path | None = None) -> BuildFlags:
-    where = generated_in or root
-    dirs = sorted({str((where / h).parent) for h in headers})
     guessed = _guessed(root)
+    if generated_in is None:
+        dirs = sorted({str((root / h).parent) for h in headers})
+        return BuildFlags(f"autotools ({', '.join(headers)})",
+                          ["-DHAVE_CONFIG_H", *[f"-I{d}" for d in dirs], *guessed.default])
+    # the scratch copy is a whole copy of the tree: searched after the tree's own directories
+    # (-idirafter), it gives the headers configure generated and nothing else; searched first, every
+    # header of the tree resolved into the copy, and the analysis saw none of the tree's
+    dirs = sorted({str((generated_in / h).parent) for h in headers})
     return BuildFlags(f"autotools ({', '.join(headers)})",
-                      ["-DHAVE_CONFIG_H", *[f"-I{d}" for d in dirs], *guessed.default])
+                      ["-DHAVE_CONFIG_H", *guessed.default, *[x for d in dirs for x in ("-idirafter", d)]])
 
 
 # -- 4. a plain Makefile, built under bear -----------------------------------------------------------
