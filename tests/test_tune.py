@@ -56,7 +56,10 @@ def entry(tree: Path, lock_id: str) -> lock_config.LockEntry:
 
 
 def tune_cli(tree: Path, *options: str, workload: list[str]) -> int:
-    return cli.main(["tune", str(tree), "--rounds", "2", "--budget", "60", *options, "--", *workload])
+    """--min-share 0 --max-locks 1: the most contended lock is tuned however short the run was on a
+    loaded machine (hot_lock: 8000 acquisitions; cold_lock: 4)."""
+    return cli.main(["tune", str(tree), "--rounds", "2", "--budget", "60", "--min-share", "0", "--max-locks", "1",
+                     *options, "--", *workload])
 
 
 def test_writes_lock_config_and_json(tree, tmp_path, capsys):
@@ -237,3 +240,20 @@ def test_candidates_from_the_registry():
     assert "posix" not in names and "profile" not in names
     assert set(names) == set(algorithms.names()) - {"posix", "profile"}
     assert tune.candidates("mcs,posix") == ["mcs"]
+
+
+def test_a_candidate_that_hangs_is_killed_and_disqualified(tree, tmp_path, capsys):
+    """The workload's whole process group is killed at --timeout (a shell's child included)."""
+    marker = tmp_path / "still-running"
+    work = script(tmp_path / "work.sh", f'''case "$RCLIFY_LOCKS" in
+  *=mcs*) (sleep 30; touch "{marker}") & wait ;;
+esac
+"{tree / "prog"}" {" ".join(ARGS)}
+''')
+    record = tmp_path / "tune.json"
+    assert tune_cli(tree, "--algorithms", "mcs", "--timeout", "1", "--json", str(record), workload=[str(work)]) == 0
+    tried = json.loads(record.read_text())["locks"][0]["tried"]
+    assert tried[0]["disqualified"].startswith("did not finish within 1.")
+    assert tried[0]["disqualified"].endswith("s (killed)")
+    assert json.loads(record.read_text())["choices"] == {HOT: "posix"}
+    assert subprocess.run(["pgrep", "-f", f"touch {marker}"], capture_output=True).returncode == 1

@@ -29,6 +29,7 @@ baseline's time over the candidate's).  Nothing here asserts anything about spee
 
 import os
 import re
+import signal
 import statistics
 import subprocess
 import time
@@ -115,14 +116,22 @@ def run_once(workload: Workload, spec: str, env_extra: dict | None = None) -> Ru
     env = dict(os.environ, RCLIFY_LOCKS=spec, **(env_extra or {}))
     started = time.monotonic()
     try:
-        proc = subprocess.run(workload.command, env=env, capture_output=True, text=True, errors="replace",
-                              timeout=workload.timeout)
-    except subprocess.TimeoutExpired as err:
-        seconds = time.monotonic() - started
-        stderr = err.stderr.decode(errors="replace") if isinstance(err.stderr, bytes) else (err.stderr or "")
-        return Run(spec, None, seconds, None, "", stderr[-2000:])
+        # a session of its own: a workload that hangs is killed with everything it started
+        child = subprocess.Popen(workload.command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                 text=True, errors="replace", start_new_session=True)
     except OSError as err:
         raise UsageError(f"{workload.command[0]}: cannot run: {err.strerror}") from None
+    try:
+        stdout, stderr = child.communicate(timeout=workload.timeout)
+    except subprocess.TimeoutExpired:
+        _kill_group(child)
+        _, stderr = child.communicate()
+        return Run(spec, None, time.monotonic() - started, None, "", (stderr or "")[-2000:])
+    except BaseException:  # interrupted: the workload ends with tune
+        _kill_group(child)
+        child.wait()
+        raise
+    proc = subprocess.CompletedProcess(workload.command, child.returncode, stdout, stderr)
     seconds = time.monotonic() - started
     if workload.score is None:
         score = seconds
@@ -131,6 +140,13 @@ def run_once(workload: Workload, spec: str, env_extra: dict | None = None) -> Ru
         if score is None:
             score = _parse_score(workload.score, proc.stderr)
     return Run(spec, proc.returncode, seconds, score, _output_key(workload, proc.stdout), proc.stderr[-2000:])
+
+
+def _kill_group(child: subprocess.Popen) -> None:
+    try:
+        os.killpg(child.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
 
 
 def speedup(workload: Workload, reference: float, candidate: float) -> float:
