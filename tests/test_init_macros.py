@@ -88,6 +88,22 @@ def test_a_macro_whose_body_is_the_truth_of_the_init_is_one_too():
         assert infer({"h.h": f"#define INIT(m) {body}\n", "u.c": "void g(void) { INIT(&q); }\n"}).calls == []
 
 
+def test_a_checked_init_in_a_statement_or_passed_to_a_statement_macro_is_one_too():
+    """`#define LOCK_INIT(l) CHECK(pthread_mutex_init((l), NULL))` with CHECK a do-while, and a
+    do-while checking the init itself: each use is a lock of its own, wrapped as a statement (23
+    locks of one program shared the macro's one entry)."""
+    header = ("#define CHECK(x) do { if ((x) != 0) abort(); } while (0)\n"
+              "#define LOCK_INIT(l) CHECK(pthread_mutex_init((l), NULL))\n"
+              "#define BUCKET_INIT(b) do { if (pthread_mutex_init(&(b)->lock, NULL) != 0) abort(); } while (0)\n")
+    use = "void setup(void)\n{\n    LOCK_INIT(&stats_lock);\n    BUCKET_INIT(&buckets[1]);\n}\n"
+    calls, found = _calls({"h.h": header, "u.c": use})
+    assert calls == [(3, "LOCK_INIT() call", ["&stats_lock"]), (4, "BUCKET_INIT() call", ["&buckets[1].lock"])]
+    assert all(h.returns_void for h in found.helpers.values())
+    # passed to an expression that is no statement macro, the init's value is used for more: none
+    assert infer({"h.h": "#define W(x) ((x) + 1)\n#define INIT(m) W(pthread_mutex_init((m), NULL))\n",
+                  "u.c": "void g(void) { INIT(&q); }\n"}).calls == []
+
+
 @pytest.mark.parametrize("other_branch", [
     "#define my_init(m, a) pthread_mutex_init(&(m)->inner, (a))",  # another pthread shape: which one?
     "#define my_init(m, a) tree_init((m))",  # a function of the tree: perhaps a helper of its own

@@ -688,8 +688,9 @@ def init_macros(definitions: dict[str, list[tuple[str, int, tuple[str, ...], str
     that defines it so; a branch defining it otherwise (another platform's, or one without
     threads) calls no pthread function nor function of the tree."""
     out: dict[str, Helper] = {}
+    statement_macros = frozenset(name for name, defs in definitions.items() if all(_is_statement(d[3]) for d in defs))
     for name, defs in definitions.items():
-        inits = [d for d in defs if _init_call(d[3]) is not None]
+        inits = [d for d in defs if _init_call(d[3], statement_macros) is not None]
         if len({(params, re.sub(r"\s+", "", body)) for _, _, params, body in inits}) != 1:
             continue
         # the other definitions are another platform's (zstd's InitializeCriticalSection): they
@@ -698,7 +699,7 @@ def init_macros(definitions: dict[str, list[tuple[str, int, tuple[str, ...], str
                for d in defs if d not in inits for n, _, _ in _calls(d[3], 0, len(d[3]))):
             continue
         file, line, params, body = inits[0]
-        args, has_value = _init_call(body)
+        args, has_value = _init_call(body, statement_macros)
         if len(args) != 2 or any(p == "..." or not re.fullmatch(r"[A-Za-z_]\w*", p) for p in params):
             continue
         lock = _strip(args[0])
@@ -719,16 +720,41 @@ def init_macros(definitions: dict[str, list[tuple[str, int, tuple[str, ...], str
 _INIT_RESULT_TOKENS = {"(", ")", "!", "==", "!=", "0", "NULL"}
 
 
-def _init_call(body: str) -> tuple[tuple[str, ...], bool] | None:
+def _is_statement(body: str) -> bool:
+    """Is a macro body a statement (`do { ... } while (0)`, `{ ... }`, `if (...) ...`)?"""
+    first = tokenize(body)[:1]
+    return bool(first) and first[0].text in ("do", "{", "if")
+
+
+def _whole_call(body: str) -> bool:
+    """Is the body one call, `NAME(...)` and nothing after it?"""
+    tokens = tokenize(body)
+    return len(tokens) > 2 and tokens[1].text == "(" and matching_bracket(tokens, 1) == len(tokens) - 1
+
+
+def _init_call(body: str, statement_macros: frozenset[str] = frozenset()) -> tuple[tuple[str, ...], bool] | None:
     """(arguments, has a value) of the pthread_mutex_init call a macro body is: alone or with its
     result negated or compared with 0 (the macro's value is the init's result, or the truth of
-    it), or cast to void (no value); None for any other body."""
+    it), or cast to void (no value); or the one pthread_mutex_init among other calls that are no
+    pthread mutex or condvar calls, in a statement or passed to a statement macro (statement_macros:
+    the tree's macros whose bodies are statements) (no value); None for any other body."""
     calls = list(_calls(body, 0, len(body)))
-    if len(calls) != 1 or calls[0][0] != INIT:
+    inits = [c for c in calls if c[0] == INIT]
+    if len(inits) != 1 or any(name.startswith(("pthread_mutex", "pthread_cond")) and name != INIT
+                              for name, _, _ in calls):
         return None
-    found = call_arguments(body, calls[0][2])
+    found = call_arguments(body, inits[0][2])
     if found is None:
         return None
+    if len(calls) > 1:
+        # the init checked by a statement (`do { if (pthread_mutex_init(..) != 0) abort(); } while
+        # (0)`) or by a statement macro it is passed to (`#define LOCK_INIT(l)
+        # CHECK(pthread_mutex_init((l), NULL))`): one lock per use, a use being a statement
+        head = tokenize(body)[:1]
+        outer = calls[0][0] if head and head[0].text == calls[0][0] else ""
+        if not (_is_statement(body) or outer in statement_macros and _whole_call(body)):
+            return None  # an expression doing more with the result: `f(pthread_mutex_init(m, 0))`
+        return tuple(_strip_parens(a) for a in found[0] if a.strip()), False
     rest = [t.text for t in tokenize(body[: calls[0][1]] + " " + body[found[1] :])]
     if not balanced("".join(rest)):
         return None

@@ -115,7 +115,7 @@ int rcl_mutex_init(rcl_mutex_t *m, const pthread_mutexattr_t *attr, const rcl_lo
  * is set up for its call site's entry before anyone can use it.  A helper calling another helper
  * leaves the outermost call site in charge; other threads and other init sites are not affected.
  * RCL_LOCK_SITE is an expression with the call's value (RCL_LOCK_SITE_VOID: a helper returning
- * void).  GNU C: a statement expression; C only (a compound literal array).
+ * void, or an init macro that is a statement).  GNU C: a statement expression; C only (a compound literal array).
  */
 typedef struct rcl_lock_site {
     const char *init_id;      /* id of an init site inside the helper; NULL ends a list */
@@ -137,7 +137,7 @@ void rcl_lock_site_leave(const rcl_lock_site_t *outer);
 #define RCL_LOCK_SITE_VOID(call, ...)                                                         \
     (__extension__({                                                                          \
         const rcl_lock_site_t *rcl_site_outer_ = rcl_lock_site_enter(RCL_LOCK_SITES_(__VA_ARGS__)); \
-        (call);                                                                               \
+        call; /* unparenthesised: a statement macro's `do { ... } while (0)` too */          \
         rcl_lock_site_leave(rcl_site_outer_);                                                 \
     }))
 int rcl_mutex_destroy(rcl_mutex_t *m);
