@@ -36,6 +36,8 @@ def parse(argv=None) -> argparse.Namespace:
     ap.add_argument("--keep", action="store_true", help="keep every batch's build folders")
     ap.add_argument("--json", type=Path, help="write the campaign's summary here")
     ap.add_argument("--nice", type=int, default=10)
+    ap.add_argument("--rclify", type=Path, default=None,
+                    help="transform with the rclify of this checkout (e.g. an older commit's `git archive`)")
     return ap.parse_args(argv)
 
 
@@ -58,6 +60,8 @@ def options(args: argparse.Namespace) -> Options:
         opts.budget = args.budget
     if args.work is not None:
         opts.work = args.work
+    if args.rclify is not None:
+        opts.rclify = args.rclify.resolve()
     return opts
 
 

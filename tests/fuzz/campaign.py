@@ -49,6 +49,7 @@ class Options:
     findings: Path = REPO / "tests" / "fuzz" / "findings"
     keep: bool = False  # keep batch folders without differences
     progress: bool = True
+    rclify: Path = REPO  # the checkout whose rclify transforms (an older one: does the fuzzer find its bugs?)
 
 
 @dataclass
@@ -100,10 +101,14 @@ class Stats:
                 "features": dict(self.features.most_common()), "findings": self.findings}
 
 
-def rclify_flags() -> tuple[list[str], list[str]]:
+def rclify_env(root: Path = REPO) -> dict:
+    return dict(os.environ, PYTHONPATH=str(root))
+
+
+def rclify_flags(root: Path = REPO) -> tuple[list[str], list[str]]:
     def q(arg):
-        out = subprocess.run([sys.executable, "-m", "rclify", "flags", arg], cwd=REPO, capture_output=True,
-                             text=True, check=True)
+        out = subprocess.run([sys.executable, "-m", "rclify", "flags", arg], cwd=root, capture_output=True,
+                             text=True, check=True, env=rclify_env(root))
         return out.stdout.split()
     return q("--cflags"), q("--libs")
 
@@ -178,8 +183,8 @@ def compile_database(tree: Path, progs: list[Prog]) -> None:
 def transform(tree: Path, out: Path, report: Path, opts: Options) -> subprocess.CompletedProcess:
     try:
         return subprocess.run([sys.executable, "-m", "rclify", "transform", str(tree), "--output", str(out),
-                               "--report", str(report), "-q", "-j", "1"], cwd=REPO, capture_output=True,
-                              text=True, timeout=opts.transform_timeout)
+                               "--report", str(report), "-q", "-j", "1"], cwd=opts.rclify, capture_output=True,
+                              text=True, timeout=opts.transform_timeout, env=rclify_env(opts.rclify))
     except subprocess.TimeoutExpired as err:
         return subprocess.CompletedProcess(err.cmd, 124, "", f"transform timed out after {opts.transform_timeout}s")
 
@@ -265,11 +270,13 @@ def run_campaign(opts: Options, log=print) -> Stats:
     from tests.fuzz import reduce as reducer
 
     stats = Stats()
-    cflags, libs = rclify_flags()
+    cflags, libs = rclify_flags(opts.rclify)
     opts.work.mkdir(parents=True, exist_ok=True)
     t0 = time.monotonic()
     index = 0
-    reduced_signatures: set[str] = set()
+    reduced_signatures: set[str] = set()  # after narrowing to one scenario
+    coarse_signatures: set[str] = set()  # Csmith's: source and class
+    attempts = 0
     while True:
         if opts.budget is not None:
             if time.monotonic() - t0 >= opts.budget:
@@ -285,12 +292,15 @@ def run_campaign(opts: Options, log=print) -> Stats:
                 f"differences {len(stats.differences)} in {len({(d['batch'], d['program']) for d in stats.differences})} programs, "
                 f"transformed build failures {len(stats.transformed_build_failures)}")
         for p in diffs:
-            sig = reducer.signature(p)
-            if opts.reduce and sig not in reduced_signatures and len(reduced_signatures) < opts.max_reductions:
-                reduced_signatures.add(sig)
-                found = reducer.reduce_difference(p, opts.work / f"s{opts.seed}-b{index:04d}", opts, log)
+            if opts.reduce and len(stats.findings) < opts.max_reductions and attempts < 3 * opts.max_reductions \
+                    and reducer.signature(p) not in coarse_signatures:
+                attempts += 1
+                found = reducer.reduce_difference(p, opts.work / f"s{opts.seed}-b{index:04d}", opts, log,
+                                                  reduced_signatures)
                 if found:
                     stats.findings.append(found)
+                elif p.source == "csmith":
+                    coarse_signatures.add(reducer.signature(p))
         index += 1
     stats.seconds = time.monotonic() - t0
     return stats

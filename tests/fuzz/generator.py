@@ -195,13 +195,15 @@ def scen_threads(g: Gen, k: str) -> Scenario:
     if g.on("region-local-escape", 0.25):
         feats.add("region-local-escape")
         worker_locals.append("const char *bp = 0;")
+        pre.append("bp = 0;")  # an early exit may skip the assignment
         body.append("char buf[24]; snprintf(buf, sizeof buf, \"v%ld\", v); bp = buf;")
-        post.append("acc += (long)strlen(bp) + bp[1];")
+        post.append("if (bp) acc += (long)strlen(bp) + bp[1];")
     if g.on("alloca", 0.2):
         feats.add("alloca")
         worker_locals.append("char *ap = 0;")
+        pre.append("ap = 0;")
         body.append("ap = alloca(32); snprintf(ap, 32, \"%ld\", v * 7);")
-        post.append("acc += (long)strlen(ap);")
+        post.append("if (ap) acc += (long)strlen(ap);")
     if g.on("errno-tls", 0.3):
         feats.add("errno-tls")
         if r.random() < 0.5:

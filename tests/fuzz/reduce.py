@@ -62,9 +62,10 @@ def _run(cmd, cwd, timeout, env=None):
         return None
 
 
-def check(files: Path, alg: str, cls: str, timeout: float) -> tuple[bool, str]:
-    """Is the program in folder `files` (its .c files) a difference of class cls under alg?"""
-    from tests.fuzz.campaign import CC, rclify_flags, compile_database, Prog
+def check(files: Path, alg: str, cls: str, timeout: float, rclify: Path = REPO) -> tuple[bool, str]:
+    """Is the program in folder `files` (its .c files) a difference of class cls under alg, once
+    transformed by the rclify of checkout `rclify`?"""
+    from tests.fuzz.campaign import rclify_env, rclify_flags, compile_database, Prog
     from tests.fuzz.csmith_locks import CSMITH_INCLUDE
 
     with tempfile.TemporaryDirectory(prefix="fz-check-") as tmp:
@@ -91,10 +92,10 @@ def check(files: Path, alg: str, cls: str, timeout: float) -> tuple[bool, str]:
         expected = (first.stdout, first.returncode)
         compile_database(tree, [Prog("p", "", {})])
         t = _run([sys.executable, "-m", "rclify", "transform", str(tree), "--output", str(tmp / "xf"), "-q",
-                  "-j", "1"], REPO, 300)
+                  "-j", "1"], rclify, 300, rclify_env(rclify))
         if t is None or t.returncode != 0:
             return False, "transform failed"
-        cflags, libs = rclify_flags()
+        cflags, libs = rclify_flags(rclify)
         xsrcs = sorted(str(p) for p in (tmp / "xf" / "p").glob("*.c"))
         b = subprocess.run(["cc", "-O0", "-pthread", "-w", inc, f"-I{tmp / 'xf'}", *cflags, *xsrcs,
                             "-o", str(tmp / "xf.bin"), *libs], capture_output=True)
@@ -107,39 +108,61 @@ def check(files: Path, alg: str, cls: str, timeout: float) -> tuple[bool, str]:
         return difference_class(expected, got_t) == cls, f"differs: {difference_class(expected, got_t)}"
 
 
-def _narrow_gen(p, src: Path, work: Path, alg: str, cls: str, log) -> Path:
-    """The program regenerated with one scenario, the first that still differs; src if none."""
+def _narrow_gen(p, src: Path, work: Path, alg: str, cls: str, log) -> tuple[Path, set[str] | None]:
+    """The program regenerated with one scenario, the first that still differs, and that
+    scenario's features; (src, None) if none differs alone."""
     from tests.fuzz import generator
 
-    scenarios = p.origin.get("scenarios", [])
-    for kind, state in scenarios:
+    for kind, state in p.origin.get("scenarios", []):
         prog = generator.generate(random.Random(0), set(p.origin.get("disabled", [])), only=[(kind, state)])
         d = work / f"one-{kind}-{state}"
         d.mkdir(parents=True, exist_ok=True)
         for name, text in prog.files.items():
             (d / name).write_text(text)
-        ok, why = check(d, alg, cls, 5.0)
+        ok, why = check(d, alg, cls, 5.0, p.rclify)
         if ok:
             log(f"    narrowed to scenario {kind}")
-            return d
-    return src
+            return d, prog.features
+    return src, None
 
 
-def reduce_difference(p, bdir: Path, opts, log) -> dict | None:
+def known_signatures(findings: Path) -> set[str]:
+    out = set()
+    for info in findings.glob("*/info.json"):
+        try:
+            out.add(json.loads(info.read_text())["signature"])
+        except (OSError, ValueError, KeyError):
+            pass
+    return out
+
+
+def reduce_difference(p, bdir: Path, opts, log, seen: set[str]) -> dict | None:
+    """Reduces p's first difference into a finding, unless its signature (after narrowing to one
+    scenario) is in seen or already among the findings; adds it to seen."""
+    from tests.fuzz.generator import KNOWN_BUGS
+
     alg, expected, got = p.differences[0]
     cls = difference_class(expected, got)
     name = f"{time.strftime('%Y%m%d')}-{p.source}-{cls}-{alg}-s{opts.seed}-{p.name}"
     fdir = opts.findings / name
     if fdir.exists():
         return None
-    log(f"  reducing {p.name} ({p.source}, {cls} under {alg}) into {fdir}")
+    log(f"  reducing {p.name} ({p.source}, {cls} under {alg})")
     work = bdir / "reduce" / p.name
     work.mkdir(parents=True, exist_ok=True)
     src = bdir / "orig" / p.name
-    ok, why = check(src, alg, cls, opts.orig_timeout + 3)
+    p.rclify = opts.rclify
+    ok, why = check(src, alg, cls, opts.orig_timeout + 3, opts.rclify)
     if not ok:
         log(f"    not reproduced by the interestingness test ({why}): kept unreduced")
-    start = _narrow_gen(p, src, work, alg, cls, log) if (ok and p.source == "gen") else src
+    start, features = _narrow_gen(p, src, work, alg, cls, log) if (ok and p.source == "gen") else (src, None)
+    sig = signature(p) if features is None else \
+        f"gen:{cls}:{','.join(sorted(features & set(KNOWN_BUGS))) or 'none'}:{'/'.join(sorted(features))}"
+    if sig in seen or sig in known_signatures(opts.findings):
+        log(f"    signature {sig} already reduced: skipped")
+        seen.add(sig)
+        return None
+    seen.add(sig)
     fdir.mkdir(parents=True)
     shutil.copytree(src, fdir / "original", ignore=shutil.ignore_patterns("*.bin"))
     reduced = fdir / "reduced"
@@ -152,7 +175,7 @@ def reduce_difference(p, bdir: Path, opts, log) -> dict | None:
 # cvise's interestingness test: the program in the current folder still differs ({cls} under {alg})
 here=$(pwd)
 for f in {' '.join(x.name for x in sorted(reduced.glob('*.c')) if x.name != target)}; do cp "{reduced}/$f" "$here/" 2>/dev/null; done
-cd {REPO} && exec env PYTHONPATH={REPO} {sys.executable} -m tests.fuzz.reduce check --dir "$here" --alg {alg} --class {cls}
+cd {REPO} && exec env PYTHONPATH={REPO} {sys.executable} -m tests.fuzz.reduce check --dir "$here" --alg {alg} --class {cls} --rclify {opts.rclify}
 """)
         script.chmod(0o755)
         t0 = time.monotonic()
@@ -162,17 +185,19 @@ cd {REPO} && exec env PYTHONPATH={REPO} {sys.executable} -m tests.fuzz.reduce ch
         except subprocess.TimeoutExpired:
             log(f"    cvise stopped at the {opts.reduce_minutes} min cap")
         seconds = time.monotonic() - t0
-        ok_after, why_after = check(reduced, alg, cls, opts.orig_timeout + 3)
-        log(f"    reduced in {seconds:.0f}s to {len((reduced / target).read_text().splitlines())} lines; "
+        ok_after, why_after = check(reduced, alg, cls, opts.orig_timeout + 3, opts.rclify)
+        log(f"    {fdir}: reduced in {seconds:.0f}s to {len((reduced / target).read_text().splitlines())} lines; "
             f"still differs: {ok_after} ({why_after})")
     info = {"program": p.name, "source": p.source, "batch": str(bdir), "seed": opts.seed, "algorithm": alg,
             "class": cls, "expected": expected, "got": got, "all_differences": [list(d[:1]) + [d[2]] for d in p.differences],
-            "origin": p.origin, "features": sorted(p.features), "signature": signature(p),
-            "reproduced_by_check": ok, "reduce_seconds": round(seconds, 1)}
+            "origin": p.origin, "features": sorted(p.features), "signature": sig,
+            "narrowed_features": sorted(features) if features is not None else None,
+            "reproduced_by_check": ok, "reduce_seconds": round(seconds, 1),
+            "rclify": str(opts.rclify)}
     (fdir / "info.json").write_text(json.dumps(info, indent=1, default=str))
     (fdir / "reproduce.sh").write_text(f"""#!/bin/sh
 # Transforms reduced/ (or the folder given) with rclify and compares it with the original under {alg}.
-cd "$(dirname "$0")/../../../.." && exec python3 -m tests.fuzz.reduce check --dir "tests/fuzz/findings/{name}/${{1:-reduced}}" --alg {alg} --class {cls} --verbose
+cd "$(dirname "$0")/../../../.." && exec python3 -m tests.fuzz.reduce check --dir "tests/fuzz/findings/{name}/${{1:-reduced}}" --alg {alg} --class {cls} --verbose{'' if opts.rclify == REPO else f' --rclify {opts.rclify}'}
 """)
     (fdir / "reproduce.sh").chmod(0o755)
     return {"finding": str(fdir.relative_to(REPO)), "signature": info["signature"], "class": cls, "algorithm": alg}
@@ -187,8 +212,9 @@ def main(argv=None) -> int:
     c.add_argument("--class", dest="cls", required=True)
     c.add_argument("--timeout", type=float, default=5.0)
     c.add_argument("--verbose", action="store_true")
+    c.add_argument("--rclify", type=Path, default=REPO, help="the checkout whose rclify transforms")
     args = ap.parse_args(argv)
-    ok, why = check(args.dir.resolve(), args.alg, args.cls, args.timeout)
+    ok, why = check(args.dir.resolve(), args.alg, args.cls, args.timeout, args.rclify.resolve())
     if args.verbose:
         print(("DIFFERS: " if ok else "no difference: ") + why)
     return 0 if ok else 1

@@ -1,0 +1,1 @@
+long fz_extern_helper(long a, long b) { return (a << 1) - b + 11; }
