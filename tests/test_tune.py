@@ -14,11 +14,19 @@ from pathlib import Path
 import pytest
 
 from rclify import algorithms, cli, lock_config, runtime_build
-from rclify.profiling import tune
+from rclify.commands import bench_results
+from rclify.profiling import calibration, tune
 
 FIXTURE = Path(__file__).parent / "fixtures" / "tune" / "contended.c"
 HOT, COLD = "contended.c:hot_lock", "contended.c:cold_lock"
 ARGS = ["2000", "4"]  # iterations, workers: a few milliseconds a run
+
+
+@pytest.fixture(autouse=True)
+def no_machine_record(tmp_path, monkeypatch):
+    """Candidates in the registry's order: this machine's bench record (if `rclify bench` left one)
+    is not read; test_bench_record_orders_the_candidates writes its own."""
+    monkeypatch.setenv(calibration.ENV, str(tmp_path / "no-record.json"))
 
 
 @pytest.fixture(scope="module")
@@ -257,3 +265,22 @@ esac
     assert tried[0]["disqualified"].endswith("s (killed)")
     assert json.loads(record.read_text())["choices"] == {HOT: "posix"}
     assert subprocess.run(["pgrep", "-f", f"touch {marker}"], capture_output=True).returncode == 1
+
+
+def test_bench_record_orders_the_candidates(tree, tmp_path, capsys, monkeypatch):
+    """With this machine's bench record, the candidates the bench ranks highest where the lock is
+    are tried first (a short budget measures the likeliest); those it did not measure last."""
+    rows = []
+    for delay, latency in ((0, 1000.0), (4000, 1000.0)):
+        for alg, ratio in (("posix", 1.0), ("mcs", 0.5), ("ttas", 0.9), ("ticket", 1.2)):
+            rows.append(bench_results.Row(alg, "execute", 4, delay, 5, 0, 1, 1e6 * ratio, latency, ratio, float(delay)))
+    record = tmp_path / "record.json"
+    calibration.save(rows, record)
+    monkeypatch.setenv(calibration.ENV, str(record))
+    out_json = tmp_path / "tune.json"
+    assert tune_cli(tree, "--algorithms", "clh,mcs,ttas,ticket", "--json", str(out_json),
+                    workload=[str(tree / "prog"), *ARGS]) == 0
+    doc = json.loads(out_json.read_text())
+    assert [m["algorithm"] for m in doc["locks"][0]["tried"]] == ["ticket", "ttas", "mcs", "clh"]
+    assert doc["calibration"] == str(record)
+    assert f"candidates in this machine's bench order ({record})" in capsys.readouterr().err

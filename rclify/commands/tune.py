@@ -8,7 +8,7 @@ from pathlib import Path
 
 from rclify import atomic_file, lock_config
 from rclify.errors import UsageError
-from rclify.profiling import assign, profile, tune
+from rclify.profiling import assign, calibration, profile, tune
 from rclify.progress import Progress
 
 FORMAT = "rclify-tune"
@@ -131,11 +131,15 @@ def run(args) -> int:
         print("rclify tune: note: the workload's output differs between posix runs: candidates are judged by "
               "their exit status and score only (give --check REGEX to compare a stable part)", file=sys.stderr)
 
+    record = calibration.find()  # this machine's bench: which candidates to try first
+    threads = int(prof.get("threads") or 1)
     budget = tune.Budget(args.budget)
     if locks:
         progress(f"{len(locks)} lock(s) to tune, {len(names)} candidate(s) each, {args.rounds} paired rounds, "
-                 f"budget {args.budget:g}s")
-        result = tune.search(workload, locks, names, args.rounds, budget, base, args.min_gain, progress)
+                 f"budget {args.budget:g}s; candidates in "
+                 + (f"this machine's bench order ({record.path})" if record else "the registry's order (no bench record)"))
+        result = tune.search(workload, locks, names, args.rounds, budget, base, args.min_gain, progress,
+                             order=lambda lock_id, share: tune.bench_order(names, record, share, threads))
         tune.confirm(workload, result, args.rounds, budget, args.min_gain, progress)
     else:
         result = tune.Result([], base, output_judged=base.output is not None)
@@ -164,7 +168,7 @@ def run(args) -> int:
     elif args.dry_run:
         print(f"dry run: {config} not changed")
     if args.json is not None:
-        _write_json(args, config, workload, prof_source, result, names, unmatched, written, kept_edits)
+        _write_json(args, config, workload, prof_source, result, names, unmatched, written, kept_edits, record)
     return 0
 
 
@@ -188,7 +192,7 @@ def _write_config(config: Path, entries: list, result: tune.Result, force: bool)
     return kept
 
 
-def _write_json(args, config, workload, prof_source, result, names, unmatched, written, kept_edits) -> None:
+def _write_json(args, config, workload, prof_source, result, names, unmatched, written, kept_edits, record) -> None:
     base = result.baseline
     document = {
         "format": FORMAT, "version": 1,
@@ -200,6 +204,7 @@ def _write_json(args, config, workload, prof_source, result, names, unmatched, w
         "output_judged": result.output_judged,
         "budget_s": args.budget, "rounds": args.rounds, "min_gain": args.min_gain, "elapsed_s": round(result.elapsed, 2),
         "candidates": names, "profile": prof_source, "unmatched": unmatched,
+        "calibration": str(record.path) if record else None,
         "baseline": {"seconds": [round(r.seconds, 4) for r in base.runs], "scores": [r.score for r in base.runs]},
         "locks": [l.as_json() for l in result.locks],
         "confirmation": result.confirmation.as_json() if result.confirmation else None,

@@ -345,14 +345,29 @@ class Result:
         return {l.lock_id: l.choice for l in self.locks}
 
 
+def bench_order(names: list[str], record, share_pct: float, threads: int) -> list[str]:
+    """The candidates in the order this machine's bench ranks them where the lock is (calibration.py),
+    best first, those it did not measure last; `names` as given without a record."""
+    if record is None:
+        return list(names)
+    from rclify.profiling import calibration
+
+    def key(name):
+        f = calibration.figure(record, name, share_pct / 100.0, threads)
+        return (f is None, -(f.ratio if f else 0.0), names.index(name))
+
+    return sorted(names, key=key)
+
+
 def search(workload: Workload, locks: list[tuple[str, float]], names: list[str], rounds: int, budget: Budget,
-           base: Baseline, min_gain: float, progress) -> Result:
+           base: Baseline, min_gain: float, progress, order=None) -> Result:
+    """order(lock id, share) -> the candidates for that lock in the order to try them (default: names)."""
     result = Result([LockResult(cid, pct) for cid, pct in locks], base, output_judged=base.output is not None)
     pair_cost = 2 * rounds * max(base.seconds, 0.001) * 1.2  # a candidate's rounds, with some margin
     chosen = {l.lock_id: "posix" for l in result.locks}
     for n, lock in enumerate(result.locks, 1):
         progress(f"lock {n}/{len(result.locks)}: {lock.lock_id} ({lock.share:.1f}% of thread time)")
-        for alg in names:
+        for alg in (order(lock.lock_id, lock.share) if order else names):
             if budget.left() < pair_cost:
                 result.stopped = (f"the budget ran out before {alg} on {lock.lock_id}"
                                   f" ({len(lock.tried)} of {len(names)} candidates measured for it)")
