@@ -284,3 +284,43 @@ def test_bench_record_orders_the_candidates(tree, tmp_path, capsys, monkeypatch)
     assert [m["algorithm"] for m in doc["locks"][0]["tried"]] == ["ticket", "ttas", "mcs", "clh"]
     assert doc["calibration"] == str(record)
     assert f"candidates in this machine's bench order ({record})" in capsys.readouterr().err
+
+
+def _chosen_result(choice="mcs"):
+    base = tune.Baseline([tune.Run("*=posix", 0, 0.01, 0.01, "")] * 2, "")
+    lock = tune.LockResult(HOT, 40.0, choice=choice,
+                           vs_posix=tune.Measurement(choice, "posix", [1.2, 1.3, 1.1], kept=True))
+    return tune.Result([lock], base)
+
+
+@pytest.mark.parametrize("ratios, confirmed", [([1.1, 1.2, 1.05, 1.3, 1.1, 1.2], True),
+                                               ([1.1, 1.2, 0.95, 1.3, 1.1, 1.2], False)])
+def test_confirmation_against_all_posix(monkeypatch, ratios, confirmed):
+    """The chosen set is measured against all-posix in twice a candidate's rounds; one round that
+    favours posix puts every lock back on posix, said in its comment."""
+    asked = {}
+
+    def measure(workload, reference, candidate, rounds, expected, name, against, progress):
+        asked.update(reference=reference, candidate=candidate, rounds=rounds)
+        return tune.Measurement(name, against, ratios)
+
+    monkeypatch.setattr(tune, "measure_pair", measure)
+    result = _chosen_result()
+    tune.confirm(tune.Workload(["true"]), result, 3, tune.Budget(60), 0.02, lambda m: None)
+    assert asked == {"reference": "*=posix", "candidate": r"contended.c:hot_lock=mcs,*=posix", "rounds": 6}
+    lock = result.locks[0]
+    if confirmed:
+        assert lock.choice == "mcs" and "all chosen together 1.150x all-posix (1.050-1.300)" in lock.rationale()
+        assert lock.rationale().endswith("-> mcs")
+    else:
+        assert lock.choice == "posix"
+        assert "mcs was kept alone but the chosen set was not confirmed against all-posix" in lock.rationale()
+        assert lock.rationale().endswith("-> posix")
+
+
+def test_no_budget_left_for_the_confirmation_is_said(monkeypatch):
+    monkeypatch.setattr(tune, "measure_pair", lambda *a, **k: pytest.fail("no confirmation without budget"))
+    result = _chosen_result()
+    tune.confirm(tune.Workload(["true"]), result, 3, tune.Budget(0.001), 0.02, lambda m: None)
+    assert result.locks[0].choice == "mcs"
+    assert "not confirmed against all-posix (no budget left)" in result.locks[0].rationale()
