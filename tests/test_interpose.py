@@ -184,6 +184,22 @@ def test_cli_runs_the_program_and_passes_its_status(tmp_path, run_lib):
     assert proc.returncode == 3 and "lock form (hybrid)" in proc.stderr
 
 
+def test_cli_config_file(api_program, tmp_path):
+    """--config lock_config.h: its entries' algorithms for their ids, through the CLI."""
+    from rclify import lock_config
+
+    prog, _ = api_program
+    config = tmp_path / "lock_config.h"
+    config.write_text(lock_config.render([lock_config.LockEntry("pthread_api.c:counted", "rcl", 0, -1)]))
+    proc = subprocess.run([sys.executable, "-m", "rclify", "run", "--config", str(config), "--", str(prog),
+                           "--counted-only"], capture_output=True, text=True, timeout=300, cwd=tmp_path,
+                          env=dict(os.environ, PYTHONPATH=str(PROJECT_ROOT), RCLIFY_STATS="1"))
+    assert proc.returncode == 0, proc.stderr
+    rows = [line.split() for line in proc.stderr.splitlines() if line.startswith("pthread_api.c:")]
+    assert rows == [["pthread_api.c:counted", "0", "0", "0", "4000"]], proc.stderr
+    assert "counted interposed: yes" in proc.stdout and "other lock interposed: no" in proc.stdout
+
+
 @pytest.mark.parametrize("args, message", [
     (["--locks", "*=nosuch"], "unknown algorithm 'nosuch'"),
     (["--locks", "st.c:nosuch=mcs"], "unknown lock id 'st.c:nosuch'"),

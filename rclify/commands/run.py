@@ -213,6 +213,7 @@ BENCH_SOURCE = runtime_build.RUNTIME_DIR / "interpose" / "bench" / "uncontended.
 # (label, spec; None: no interposer).  The measured lock is uncontended.c:bench_lock.
 BENCH_CASES = (
     ("plain (no interposer)", None),
+    ("runtime linked in (transformed), mcs lock form: no interposer", "direct:*=mcs"),
     ("interposed, every lock posix (*=posix): the tag test only", "*=posix"),
     ("interposed, this lock posix, another on mcs: + a static-range check",
      "uncontended.c:other_lock=mcs"),
@@ -222,7 +223,12 @@ BENCH_CASES = (
     ("interposed ttas", "*=ttas"),
     ("interposed ccsynch (lock form)", "*=ccsynch"),
     ("interposed rcl (lock form, hybrid)", "*=rcl"),
+    ("runtime linked in (transformed), rcl lock form: no interposer", "direct:*=rcl"),
 )
+
+
+def spec_alg(spec: str | None) -> set[str]:
+    return {alg for _, alg in _patterns(spec.removeprefix("direct:"))} if spec else set()
 
 
 def bench_interposition(out_dir: Path, rounds: int = 5, pairs: int = 2_000_000) -> str:
@@ -232,24 +238,35 @@ def bench_interposition(out_dir: Path, rounds: int = 5, pairs: int = 2_000_000) 
 
     runtime_build.make("build/librclify_run.so", "the interposer", RUN_LIB)
     out_dir.mkdir(parents=True, exist_ok=True)
-    prog = out_dir / "uncontended"
-    proc = subprocess.run(["cc", "-O2", "-g", "-pthread", str(BENCH_SOURCE), "-o", str(prog)], capture_output=True,
-                          text=True)
-    if proc.returncode != 0:
-        raise UsageError(f"building {BENCH_SOURCE.name} failed: {proc.stderr[-1000:]}")
+    runtime_build.make("lib", "the runtime", runtime_build.STATIC_LIB)
+    prog, direct = out_dir / "uncontended", out_dir / "uncontended_direct"
+    for target, flags in ((prog, []), (direct, ["-DRCL_DIRECT", *runtime_build.cflags()])):
+        extra = [str(runtime_build.STATIC_LIB), "-ldl"] if target is direct else []
+        proc = subprocess.run(["cc", "-O2", "-g", "-pthread", *flags, str(BENCH_SOURCE), "-o", str(target), *extra],
+                              capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise UsageError(f"building {BENCH_SOURCE.name} failed: {proc.stderr[-1000:]}")
     table = write_table(out_dir / "sites", *site_table(prog), prog)
     ns: dict[str, list[float]] = {label: [] for label, _ in BENCH_CASES}
     for _ in range(rounds):
         for label, spec in BENCH_CASES:
-            env = dict(os.environ) if spec is None else environment(spec, table)
+            binary, count = prog, pairs
+            if spec is None:
+                env = dict(os.environ)
+            elif spec.startswith("direct:"):
+                binary, env = direct, dict(os.environ, RCLIFY_LOCKS=spec.removeprefix("direct:"))
+            else:
+                env = environment(spec, table)
+            if "rcl" in spec_alg(spec):
+                count = max(pairs // 100, 1000)  # microseconds a pair: fewer
             env.pop("RCLIFY_STATS", None)
-            done = subprocess.run([str(prog), str(pairs)], capture_output=True, text=True, env=env, timeout=300)
+            done = subprocess.run([str(binary), str(count)], capture_output=True, text=True, env=env, timeout=300)
             if done.returncode != 0:
                 raise UsageError(f"{label}: the benchmark failed: {done.stderr[-500:]}")
             ns[label].append(float(done.stdout.strip()))
     plain = ns[BENCH_CASES[0][0]]
-    lines = [f"uncontended pthread_mutex_lock+unlock, 1 thread, {pairs} pairs, {rounds} rounds "
-             "(median ns per pair; ratio: median of per-round ratios to plain)"]
+    lines = [f"uncontended pthread_mutex_lock+unlock, 1 thread, {pairs} pairs ({max(pairs // 100, 1000)} under rcl), "
+             f"{rounds} rounds (median ns per pair; ratio: median of per-round ratios to plain)"]
     for label, _ in BENCH_CASES:
         ratios = [v / p for v, p in zip(ns[label], plain)]
         lines.append(f"  {label:<72} {statistics.median(ns[label]):7.1f} ns  x{statistics.median(ratios):.2f}")

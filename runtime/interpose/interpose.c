@@ -360,7 +360,7 @@ static inline size_t slot_of(const void *p)
     return (size_t)(((uintptr_t)p * 0x9e3779b97f4a7c15ull) >> (64 - SET_BITS));
 }
 
-static int set_contains(const void *p)
+static inline int set_contains(const void *p)
 {
     if (!posix_set)
         return 0;
@@ -492,7 +492,7 @@ static inline rcl_mutex_t *lookup(pthread_mutex_t *m)
     rcl_mutex_t *r = mutex_impl(m);
     if (__builtin_expect(r != NULL, 1))
         return r;
-    if (__builtin_expect(!may_adopt(m), 1))
+    if (__builtin_expect(!may_adopt(m), 1) || set_contains(m)) /* posix: the one hashed probe */
         return NULL;
     return adopt(m);
 }

@@ -8,8 +8,19 @@
 #include <stdlib.h>
 #include <time.h>
 
+#ifdef RCL_DIRECT
+/* The same loop on the runtime linked in (a transformed program's lock form), the algorithm from
+ * RCLIFY_LOCKS: what the algorithm costs without the interposer. */
+#include "rclify.h"
+#define CONFIG(id) RCL_LOCK_CONFIG(id, RCL_ALG_POSIX, 0, -1)
+static rcl_mutex_t bench_lock = RCL_MUTEX_INITIALIZER(CONFIG("uncontended.c:bench_lock"));
+static rcl_mutex_t other_lock = RCL_MUTEX_INITIALIZER(CONFIG("uncontended.c:other_lock"));
+#define pthread_mutex_lock rcl_mutex_lock
+#define pthread_mutex_unlock rcl_mutex_unlock
+#else
 static pthread_mutex_t bench_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t other_lock = PTHREAD_MUTEX_INITIALIZER;
+#endif
 static volatile long sink;
 
 int main(int argc, char **argv)
