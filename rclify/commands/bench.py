@@ -42,7 +42,8 @@ def add_parser(sub):
         help=f"run a benchmark: lock microbenchmark (default) or a program ({', '.join(targets.TARGETS)})",
         description="Run a benchmark. 'locks' (default): the runtime's microbenchmark over every registered "
         "lock algorithm (throughput and latency against contention, shared lines, threads, context variables "
-        "and nesting; bytes per lock); writes CSV and PNG plots to --out and prints a ranking. A program's "
+        "and nesting; bytes per lock); writes CSV and PNG plots to --out and prints a ranking. 'interpose': "
+        "what rclify run's interposer costs an uncontended lock, paired against plain. A program's "
         "name: its benchmark, original against transformed.",
     )
     p.add_argument("target", nargs="?", default="locks", choices=TARGETS, help="what to benchmark (default: locks)")
