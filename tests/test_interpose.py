@@ -219,6 +219,20 @@ def test_bad_input_one_line_program_not_started(tmp_path, args, message):
     assert not marker.exists()
 
 
+def test_a_program_with_its_own_locks_is_told_so_and_runs(tmp_path):
+    """A program whose locks are its own (a spinlock on an atomic flag): one line says its locks stay
+    as they are, and it runs."""
+    src = tmp_path / "spin.c"
+    src.write_text("#include <stdatomic.h>\n#include <stdio.h>\nstatic atomic_flag f = ATOMIC_FLAG_INIT;\n"
+                   "int main(void) { while (atomic_flag_test_and_set(&f)) ; puts(\"held\"); "
+                   "atomic_flag_clear(&f); return 0; }\n")
+    subprocess.run(["cc", "-g", str(src), "-o", str(tmp_path / "spin")], check=True)
+    proc = _cli("--locks", "*=mcs", "--", str(tmp_path / "spin"))
+    lines = proc.stderr.strip().splitlines()
+    assert proc.returncode == 0 and proc.stdout == "held\n", proc.stderr
+    assert len(lines) == 1 and "calls no pthread mutex or condvar function" in lines[0], proc.stderr
+
+
 def test_static_binary_is_refused(tmp_path):
     src = tmp_path / "st.c"
     src.write_text("int main(void) { return 0; }\n")
