@@ -167,6 +167,23 @@ def test_per_lock_spec_on_a_lock_made_by_helpers(corpus_programs, lock_id, count
     assert counts in proc.stdout
 
 
+def test_ids_of_a_program_a_script_runs(api_program, tmp_path):
+    """--ids-of: a spec's ids reach a program that CMD (a script) runs; without it, one line says how."""
+    prog, _ = api_program
+    script = tmp_path / "suite.sh"
+    script.write_text(f"#!/bin/sh\nexec {prog} --counted-only\n")
+    script.chmod(0o755)
+    proc = subprocess.run([sys.executable, "-m", "rclify", "run", "--locks", "pthread_api.c:counted=rcl",
+                           "--ids-of", str(prog), "--", str(script)], capture_output=True, text=True, timeout=300,
+                          cwd=tmp_path, env=dict(os.environ, PYTHONPATH=str(PROJECT_ROOT), RCLIFY_STATS="1"))
+    assert proc.returncode == 0, proc.stderr
+    rows = [line.split() for line in proc.stderr.splitlines() if line.startswith("pthread_api.c:")]
+    assert rows == [["pthread_api.c:counted", "0", "0", "0", "4000"]], proc.stderr
+    proc = _cli("--locks", "pthread_api.c:counted=rcl", "--", str(script))
+    lines = proc.stderr.strip().splitlines()
+    assert proc.returncode == 2 and len(lines) == 1 and "--ids-of PROG" in lines[0], proc.stderr
+
+
 def _cli(*args, cwd=None) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "rclify", "run", *args], capture_output=True, text=True,
                           timeout=300, cwd=cwd or tempfile.gettempdir(),

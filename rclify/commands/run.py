@@ -45,6 +45,9 @@ def add_parser(sub):
     group = p.add_mutually_exclusive_group()
     group.add_argument("--locks", help="RCLIFY_LOCKS spec, e.g. '*=mcs' or 'main.c:42=ccsynch'")
     group.add_argument("--config", type=Path, help="a lock_config.h: each entry's algorithm for its id")
+    p.add_argument("--ids-of", action="append", type=Path, default=[], metavar="PROG",
+                   help="also name the locks of PROG, a program CMD runs (a server under its test script): "
+                   "a spec's ids reach it too (repeatable)")
     return p
 
 
@@ -122,12 +125,13 @@ def site_table(program: Path) -> tuple[list[tuple[tuple[int, ...], str]], list[t
     return sites, statics
 
 
-def write_table(path: Path, sites, statics, program: Path | None = None) -> Path:
-    """The table librclify_run.so reads (RCLIFY_RUN_SITES): `exe PATH` (the program it names: a
-    process running another one, a child of a script, ignores the rest), `site RET [CALLER...] ID`
-    and `static VADDR SIZE ID`, hexadecimal link-time addresses."""
+def write_table(path: Path, sites, statics, program: Path | None = None, more: str = "") -> Path:
+    """The table librclify_run.so reads (RCLIFY_RUN_SITES): `exe PATH` (the lines up to the next
+    `exe` name that program's locks; a process running another program ignores them), `site RET
+    [CALLER...] ID` and `static VADDR SIZE ID`, hexadecimal link-time addresses; `more`: other
+    programs' sections, appended."""
     head = f"exe {os.path.realpath(program)}\n" if program else ""
-    path.write_text(head + "".join(f"site {' '.join(f'{a:x}' for a in chain)} {i}\n" for chain, i in sites)
+    path.write_text(more + head + "".join(f"site {' '.join(f'{a:x}' for a in chain)} {i}\n" for chain, i in sites)
                     + "".join(f"static {a:x} {s:x} {i}\n" for a, s, i in statics))
     return path
 
@@ -159,8 +163,9 @@ def _libraries(program: Path) -> list[Path]:
     return libs
 
 
-def prepare(command: list[str], spec: str) -> tuple[Path, list[tuple[int, str]], list[tuple[int, int, str]]]:
-    """Checks everything before the program starts; returns the program and its lock ids."""
+def prepare(command: list[str], spec: str, ids_of: list[Path] = ()) -> tuple[Path, list, list, str]:
+    """Checks everything before the program starts; returns the program, its lock ids, and the
+    table sections of the other programs named (--ids-of)."""
     if not command:
         raise UsageError("give the program to run after `--`: rclify run --locks '*=mcs' -- ./prog ARGS")
     lock_config.validate_override(spec)
@@ -171,25 +176,35 @@ def prepare(command: list[str], spec: str) -> tuple[Path, list[tuple[int, str]],
                          "locks; rebuild it dynamically, or transform it and use RCLIFY_LOCKS")
     sites, statics = site_table(program) if info is not None else ([], [])
     known = {i for _, i in sites} | {i for _, _, i in statics}
+    more = []
+    for other in ids_of:
+        path = find_program(str(other) if "/" in str(other) else f"./{other}")
+        if syms.read_elf(path) is None:
+            raise UsageError(f"--ids-of {other}: not an ELF program")
+        o_sites, o_statics = site_table(path)
+        known |= {i for _, i in o_sites} | {i for _, _, i in o_statics}
+        with tempfile.NamedTemporaryFile("r", suffix=".sites") as tmp:
+            more.append(write_table(Path(tmp.name), o_sites, o_statics, path).read_text())
     for pattern, _ in _patterns(spec):
         if pattern != "*" and not any(fnmatch.fnmatchcase(i, pattern) for i in known):
             examples = ", ".join(sorted(known)[:5]) or "none found: build it with -g"
             raise UsageError(f"--locks: unknown lock id {pattern!r} in {program.name} (its ids: {examples}"
-                             f"{', ...' if len(known) > 5 else ''}; rclify profile lists them)")
+                             f"{', ...' if len(known) > 5 else ''}; rclify profile lists them; for a program "
+                             f"it runs, add --ids-of PROG)")
     if info is not None and not any(set(INTERPOSED) & _imports(p) for p in [program, *_libraries(program)]):
         print(f"rclify run: {program.name} calls no pthread mutex or condvar function: its locks (if any: "
               "raw futexes, its own spinlocks) stay as they are", file=sys.stderr)
-    return program, sites, statics
+    return program, sites, statics, "".join(more)
 
 
 def run(args) -> int:
     spec = spec_from_config(args.config) if args.config else (args.locks or "*=posix")
-    program, sites, statics = prepare(args.passthrough, spec)
+    program, sites, statics, more = prepare(args.passthrough, spec, args.ids_of)
     if any(alg == "rcl" for _, alg in _patterns(spec)):
         print(RCL_NOTE, file=sys.stderr)
     runtime_build.make("build/librclify_run.so", "the interposer", RUN_LIB)
     with tempfile.TemporaryDirectory(prefix="rclify-run-") as tmp:
-        table = write_table(Path(tmp) / "sites", sites, statics, program)
+        table = write_table(Path(tmp) / "sites", sites, statics, program, more)
         env = environment(spec, table)
         try:
             proc = subprocess.run([str(program), *args.passthrough[1:]], env=env)

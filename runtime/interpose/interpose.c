@@ -219,15 +219,17 @@ static void read_sites(void)
         size_t cap_s = 0, cap_v = 0;
         ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
         self[len > 0 ? len : 0] = '\0';
+        int mine = 1;
         while (fgets(line, sizeof line, f)) {
-            /* exe PATH: the table names that program's locks; another (a script's interpreter,
-             * a child it runs) has only anonymous ones here */
+            /* exe PATH: the lines up to the next exe name that program's locks; a program the
+             * table does not name (a script's interpreter, a child not given) has anonymous ones */
             if (strncmp(line, "exe ", 4) == 0) {
                 line[strcspn(line, "\n")] = '\0';
-                if (strcmp(line + 4, self) != 0)
-                    break;
+                mine = strcmp(line + 4, self) == 0;
                 continue;
             }
+            if (!mine)
+                continue;
             unsigned long long vaddr, size = 0, c[CALLERS] = { 0 };
             char id[4000];
             int fields = 0;
