@@ -153,7 +153,10 @@ def run(args) -> int:
               "posix kept")
     else:
         print(tune.table(result))
-        if all(l.choice == "posix" for l in result.locks):
+        if result.confirmation is not None and not result.confirmation.kept:
+            print(f"the chosen set was not confirmed against all-posix ({result.confirmation.text()}): "
+                  "posix kept for every lock")
+        elif all(l.choice == "posix" for l in result.locks):
             print("no candidate beat posix beyond the measured spread: posix kept for every lock")
     if result.stopped:
         print(f"stopped early: {result.stopped}")
