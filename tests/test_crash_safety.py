@@ -60,7 +60,7 @@ WRAPPER = textwrap.dedent("""
     import os, pickle, shutil, signal, sys
     from pathlib import Path
     from rclify import cli
-    from rclify.transform import apply, run
+    from rclify.transform import apply, transform_tree
     n, sig, analysis, tree = int(sys.argv[1]), int(sys.argv[2]), Path(sys.argv[3]), sys.argv[4]
     seen = [0]
     committing = [False]
@@ -94,7 +94,7 @@ WRAPPER = textwrap.dedent("""
         finally:
             committing[0] = False
     apply.commit = counted_commit
-    analyse = run.analyse_tree
+    analyse = transform_tree.analyse_tree
 
     def cached(root, *a, **k):
         if analysis.exists():
@@ -104,7 +104,7 @@ WRAPPER = textwrap.dedent("""
         outcome = analyse(root, *a, **k)
         analysis.write_bytes(pickle.dumps(outcome))
         return outcome
-    run.analyse_tree = cached
+    transform_tree.analyse_tree = cached
     code = cli.main(["transform", tree, "-q", "-j", "1"])
     if n == 0:
         print("writes", seen[0])

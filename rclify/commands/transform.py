@@ -4,7 +4,7 @@ import os
 from pathlib import Path
 
 from rclify.commands import positive_int
-from rclify.transform import run as transform
+from rclify.transform import transform_tree
 
 
 def add_parser(sub):
@@ -37,12 +37,12 @@ def add_parser(sub):
 
 
 def run(args) -> int:
-    options = transform.Options(
+    options = transform_tree.Options(
         src=args.src, output=args.output, config=args.config, dry_run=args.dry_run or args.check,
         report=args.report, jobs=args.jobs, cflags=args.passthrough, quiet=args.quiet,
         database=args.database, configure=args.configure,
     )
-    outcome = transform.run(options)
+    outcome = transform_tree.run(options)
     if outcome.already_transformed:
         print(f"{outcome.root}: already transformed, and no C file changed since: nothing changed")
         return 0

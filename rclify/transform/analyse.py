@@ -5,7 +5,7 @@ Two passes, because a wrapper defined in one file (thread.c's item_lock) is used
      fixpoint (a file that locks only through the program's wrappers is found as they are);
   2. regions_of(): every function's regions, read with that vocabulary.
 Headers that define functions which lock are seen through the first C file that includes them,
-one the build compiles where one does (headers.py).  complete_call_graph() then parses the other
+one the build compiles where one does (header_sections.py).  complete_call_graph() then parses the other
 C files that define functions the locking files call, for the thread-local state analysis
 (thread_state.py) only.
 """
@@ -26,7 +26,7 @@ from rclify.ctext.cparse import ParsedFile
 from rclify.ctext.preprocessor import quoted_includes
 from rclify.ctext.tokens import code_only
 from rclify.errors import ParseError
-from rclify.transform.headers import header_views, includes_locking_header
+from rclify.transform.header_sections import header_views, includes_locking_header
 from rclify.transform.region_bounds import find_regions
 from rclify.transform.regions import Region
 from rclify.transform.thread_state import ThreadState, defines_any

@@ -4,7 +4,7 @@ their compile check.
 A C tree often has a few C++ files sharing its headers.  Their lock API is rewritten like C's
 (rewrite_api.py: spatch --c++ where it parses, the token-level text pass for the rest) so that a
 header they share with C can be rewritten, and they are compile-checked with g++ before and after
-(verify.py).  Their regions are not extracted (the extraction writes C): each lock call is listed
+(compile_check.py).  Their regions are not extracted (the extraction writes C): each lock call is listed
 as a hybrid region, reason c++-source, found with libclang (-x c++); its calls run as
 rcl_mutex_lock/unlock, which is correct on every algorithm.
 """

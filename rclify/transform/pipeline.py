@@ -1,4 +1,5 @@
-"""`rclify transform`: the pipeline, in the order data flows.
+"""`rclify transform`'s steps, in the order data flows (transform_tree.py runs them, or rerun.py on
+a tree rclify has transformed already).
 
   discover  (spatch)   lock allocation sites, init calls, parse failures      discover.py
   analyse   (libclang) the vocabulary (macros, wrappers), every function's    analyse.py, vocabulary.py,
@@ -6,18 +7,16 @@
   plan + render        extractions: context structs, functions, call sites   plan.py, render.py
   lock table           one lock_config.h entry per allocation site            lock_table.py, struct_instances.py
   kept posix           locks that stay pthread mutexes (consistent, ...)      kept_posix.py
-  rewrite + verify     (spatch) types, initializers, condvars; compile check  rewrite_api.py, verify.py
+  rewrite + check      (spatch) types, initializers, condvars; compile check  rewrite_api.py, compile_check.py
   apply                every changed file replaced atomically, backups        apply.py
   report               summary on stdout, JSON with --report                  report.py
 
 Nothing is written until every step has succeeded (output paths are checked before the first); a
-file that a parser cannot read is left as it was and reported.  On a tree rclify has transformed,
-rerun.py runs the same steps on its originals with the user's later edits carried onto them.
+file that a parser cannot read is left as it was and reported.
 """
 
 import json
 import os
-import shutil
 import time
 from collections import Counter
 from dataclasses import dataclass, field, replace
@@ -31,7 +30,7 @@ from rclify.ctext import spatch, tree_macros
 from rclify.ctext.cparse import ParsedFile
 from rclify.errors import UsageError
 from rclify.progress import Progress
-from rclify.transform import apply as apply_step, build_flags, call_sites, headers
+from rclify.transform import build_flags, call_sites, header_sections
 from rclify.transform.analyse import Analysis, analyse, complete_call_graph, regions_of
 from rclify.ctext.languages import CXX_SUFFIXES, is_cxx
 from rclify.transform.cxx import cxx_regions
@@ -42,9 +41,9 @@ from rclify.transform.lock_table import LockTable, build_lock_table
 from rclify.transform.refusals import Reason
 from rclify.transform.regions import Region
 from rclify.transform.render import FileRenderer
-from rclify.transform.report import Outcome, print_diff, region_record, report_json
+from rclify.transform.report import Outcome, region_record, report_json
 from rclify.transform.thread_state import ThreadState
-from rclify.transform.verify import Staging
+from rclify.transform.compile_check import Staging
 
 SOURCE_SUFFIXES = (".c", ".h", *CXX_SUFFIXES)  # C++ files: their API is rewritten, they are compile-checked
 
@@ -61,34 +60,6 @@ class Options:
     quiet: bool = False
     database: Path | None = None  # -p: where compile_commands.json is
     configure: bool = False  # a dry run runs the tree's build scripts for its flags (build_flags.py)
-
-
-def run(options: Options) -> Outcome:
-    progress = Progress(options.quiet)
-    root = _prepare_tree(options)
-    with apply_step.exclusive(root, recover_now=not options.dry_run):  # one run per tree; recovery
-        return _run(root, options, progress)
-
-
-def _run(root: Path, options: Options, progress: Progress) -> Outcome:
-    state = apply_step.read_state(root)
-    if state is not None:  # a transformed tree: take up what changed since (rerun.py)
-        from rclify.transform import rerun
-
-        return rerun.run(root, state, options, progress)
-    config_path = (options.config or root / "lock_config.h").resolve()
-    skipped: dict[str, str] = {}
-    files = source_files(root, skipped)
-    apply_step.refuse_foreign_transformation(root, files)
-    outcome = analyse_tree(root, files, config_path, options, progress)
-    outcome.unchanged.update(skipped)  # listed: `left unchanged: F: why`
-    if options.dry_run:
-        print_diff(root, outcome.changed, outcome.locks, config_path)
-    else:
-        for note in apply_step.commit(root, _first_commit(root, files, outcome, config_path)):
-            progress(note)
-    finish(outcome, options, progress)
-    return outcome
 
 
 def analyse_tree(root: Path, files: list[Path], config_path: Path, options: Options, progress: Progress,
@@ -138,7 +109,7 @@ def analyse_tree(root: Path, files: list[Path], config_path: Path, options: Opti
             regions = {path: [r for fr in regions_of(parsed, analysis.vocab) for r in fr.regions]
                        for path, parsed in sources.items()}
             for path, view in analysis.headers.items():
-                headers.refuse_unsafe(view, regions[path])
+                header_sections.refuse_unsafe(view, regions[path])
             for path, found in regions.items():
                 seen_through = sources[path].includer or path  # a header: the C file it was read in
                 if seen_through.suffix == ".c" and not flags.built(seen_through):  # no compile check could verify them
@@ -189,14 +160,6 @@ def _spatch_macro_file(root: Path, files: list[Path], outcome: Outcome, progress
     return path
 
 
-def _first_commit(root: Path, files: list[Path], outcome: Outcome, config_path: Path) -> apply_step.Commit:
-    originals = {rel: apply_step.read_text(root / rel) for rel in outcome.changed}
-    sources = {str(p.relative_to(root)): apply_step.file_hash(p) for p in files}
-    sources.update({rel: apply_step.text_hash(text) for rel, text in outcome.changed.items()})
-    return apply_step.Commit(dict(outcome.changed), originals, dict(outcome.changed), sources, outcome.locks,
-                             config_path, created_config=not config_path.exists())
-
-
 def finish(outcome: Outcome, options: Options, progress: Progress) -> None:
     outcome.timings["total_s"] = time.monotonic() - progress.started
     if options.report:
@@ -224,45 +187,6 @@ class _timed:
     def __exit__(self, *exc):
         timings = self.outcome.timings
         timings[self.key] = timings.get(self.key, 0.0) + time.monotonic() - self.started
-
-
-def _check_arguments(options: Options) -> None:
-    """Every input and output path, before any work: a bad one is one line and nothing written."""
-    src = options.src.resolve()
-    if not src.is_dir():
-        raise UsageError(f"{options.src}: not a directory")
-    if options.report is not None:
-        atomic_file.check_writable(options.report, "--report")
-    if options.config is not None:
-        atomic_file.check_writable(options.config, "--config")
-        tree = options.output.resolve() if options.output is not None else src
-        if not options.config.resolve().is_relative_to(tree):
-            # the changed files #include it by its path relative to each of them, and the compile
-            # check writes it into its scratch copy of the tree
-            raise UsageError(f"--config {options.config}: outside the tree {tree} (give a path inside it; "
-                             "nothing was changed)")
-    if options.output is not None:
-        out = options.output.resolve()
-        if out.exists() and not out.is_dir():
-            raise UsageError(f"--output {options.output}: exists and is not a directory")
-        if out.exists() and any(out.iterdir()):
-            raise UsageError(f"--output {options.output}: output directory exists and is not empty")
-        if out == src or out.is_relative_to(src):
-            raise UsageError(f"--output {options.output}: inside the source tree {options.src}")
-        atomic_file.check_creatable_dir(out, "--output")
-
-
-def _prepare_tree(options: Options) -> Path:
-    _check_arguments(options)
-    src = options.src.resolve()
-    if options.output is None or options.dry_run:
-        return src
-    out = options.output.resolve()
-    try:
-        shutil.copytree(src, out, symlinks=True, dirs_exist_ok=True)
-    except OSError as err:
-        raise UsageError(f"--output {options.output}: cannot copy the tree there: {err}") from None
-    return out
 
 
 def source_files(root: Path, skipped: dict[str, str] | None = None) -> list[Path]:

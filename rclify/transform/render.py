@@ -86,7 +86,7 @@ class FileRenderer:
         # one prototype per accessor, before its first use or definition (-Wmissing-prototypes,
         # -Wredundant-decls), not before: its parameter types may be declared further down
         defined = {w.name for w in accessors_defined_here}
-        # another file's static wrapper reached here is an inner one of a chain (run.py refuses the
+        # another file's static wrapper reached here is an inner one of a chain (pipeline.py refuses the
         # others): only its outer wrapper's accessor calls its accessor, in its own file
         inner = [w for outer in accessors_defined_here for w in outer.chain()[1:]]  # their accessors call these
         needed = {w.name: w for w in [*self.accessors_used.values(), *accessors_defined_here, *inner]

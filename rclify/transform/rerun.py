@@ -25,7 +25,7 @@ from pathlib import Path
 from rclify.errors import UsageError
 from rclify.progress import Progress
 from rclify.transform import apply
-from rclify.transform import run as pipeline
+from rclify.transform import pipeline
 from rclify.transform.carry import Unmappable, carry
 from rclify.transform.report import Outcome, print_diff
 

@@ -1,0 +1,86 @@
+"""`rclify transform SRC`: a tree transformed for the first time goes through the pipeline
+(pipeline.py) and is committed; a tree rclify has transformed already is taken up again with the
+user's later edits carried onto its originals (rerun.py).  One run per tree at a time (apply.py)."""
+
+import shutil
+from pathlib import Path
+
+from rclify import atomic_file
+from rclify.errors import UsageError
+from rclify.progress import Progress
+from rclify.transform import apply as apply_step, rerun
+from rclify.transform.pipeline import Options, analyse_tree, finish, source_files
+from rclify.transform.report import Outcome, print_diff
+
+
+def run(options: Options) -> Outcome:
+    progress = Progress(options.quiet)
+    root = _prepare_tree(options)
+    with apply_step.exclusive(root, recover_now=not options.dry_run):  # one run per tree; recovery
+        return _run(root, options, progress)
+
+
+def _run(root: Path, options: Options, progress: Progress) -> Outcome:
+    state = apply_step.read_state(root)
+    if state is not None:  # a transformed tree: take up what changed since (rerun.py)
+        return rerun.run(root, state, options, progress)
+    config_path = (options.config or root / "lock_config.h").resolve()
+    skipped: dict[str, str] = {}
+    files = source_files(root, skipped)
+    apply_step.refuse_foreign_transformation(root, files)
+    outcome = analyse_tree(root, files, config_path, options, progress)
+    outcome.unchanged.update(skipped)  # listed: `left unchanged: F: why`
+    if options.dry_run:
+        print_diff(root, outcome.changed, outcome.locks, config_path)
+    else:
+        for note in apply_step.commit(root, _first_commit(root, files, outcome, config_path)):
+            progress(note)
+    finish(outcome, options, progress)
+    return outcome
+
+
+def _first_commit(root: Path, files: list[Path], outcome: Outcome, config_path: Path) -> apply_step.Commit:
+    originals = {rel: apply_step.read_text(root / rel) for rel in outcome.changed}
+    sources = {str(p.relative_to(root)): apply_step.file_hash(p) for p in files}
+    sources.update({rel: apply_step.text_hash(text) for rel, text in outcome.changed.items()})
+    return apply_step.Commit(dict(outcome.changed), originals, dict(outcome.changed), sources, outcome.locks,
+                             config_path, created_config=not config_path.exists())
+
+
+def _check_arguments(options: Options) -> None:
+    """Every input and output path, before any work: a bad one is one line and nothing written."""
+    src = options.src.resolve()
+    if not src.is_dir():
+        raise UsageError(f"{options.src}: not a directory")
+    if options.report is not None:
+        atomic_file.check_writable(options.report, "--report")
+    if options.config is not None:
+        atomic_file.check_writable(options.config, "--config")
+        tree = options.output.resolve() if options.output is not None else src
+        if not options.config.resolve().is_relative_to(tree):
+            # the changed files #include it by its path relative to each of them, and the compile
+            # check writes it into its scratch copy of the tree
+            raise UsageError(f"--config {options.config}: outside the tree {tree} (give a path inside it; "
+                             "nothing was changed)")
+    if options.output is not None:
+        out = options.output.resolve()
+        if out.exists() and not out.is_dir():
+            raise UsageError(f"--output {options.output}: exists and is not a directory")
+        if out.exists() and any(out.iterdir()):
+            raise UsageError(f"--output {options.output}: output directory exists and is not empty")
+        if out == src or out.is_relative_to(src):
+            raise UsageError(f"--output {options.output}: inside the source tree {options.src}")
+        atomic_file.check_creatable_dir(out, "--output")
+
+
+def _prepare_tree(options: Options) -> Path:
+    _check_arguments(options)
+    src = options.src.resolve()
+    if options.output is None or options.dry_run:
+        return src
+    out = options.output.resolve()
+    try:
+        shutil.copytree(src, out, symlinks=True, dirs_exist_ok=True)
+    except OSError as err:
+        raise UsageError(f"--output {options.output}: cannot copy the tree there: {err}") from None
+    return out
