@@ -9,6 +9,7 @@ import builtins
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -183,3 +184,31 @@ def test_lockbench_help_writes_nothing(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.startswith("usage: lockbench")
     assert not list(tmp_path.iterdir())
+
+
+def test_manycore_script_builds_static_and_writes_its_files(tmp_path):
+    """runtime/bench/manycore.sh, the many-core run (docs/benchmarks.md), scaled down to one thread
+    and a 2-second budget: its static lockbench, then every file it writes under OUT."""
+    script = bench.runtime_build.RUNTIME_DIR / "bench" / "manycore.sh"
+    env = dict(os.environ, BIN_DIR=str(tmp_path / "bin"), OUT=str(tmp_path / "out"), THREADS="1", BUDGET="2",
+               REPEAT="1", PYTHONPATH=str(Path(bench.__file__).resolve().parents[2]))
+    built = subprocess.run(["sh", str(script), "build"], env=env, capture_output=True, text=True, timeout=600)
+    assert built.returncode == 0, built.stderr[-2000:]
+    assert "(static)" in built.stdout
+    ran = subprocess.run(["sh", str(script), "run"], env=env, capture_output=True, text=True, timeout=600)
+    assert ran.returncode == 0, ran.stderr[-2000:]
+    out = tmp_path / "out"
+    assert {"lockbench.csv", "memory.csv", "roundtrip.csv", "lockbench.json", "lockbench.log", "machine.txt",
+            "ranking.txt"} <= {p.name for p in out.iterdir()}
+    rows = bench_results.read_rows(out / "lockbench.csv")
+    assert {(r.threads, r.delay) for r in rows} == {(1, 0)} and {r.lines for r in rows} == {1, 5}
+    assert {r.algorithm for r in rows} == set(algorithms.names()) - {"profile"}
+    header, values = (out / "roundtrip.csv").read_text().splitlines()
+    fields = dict(zip(header.split(","), values.split(",")))
+    assert float(fields["pingpong_roundtrip_ns"]) > 0 and float(fields["rcl_roundtrip_ns"]) > 0
+    text = (out / "ranking.txt").read_text()
+    assert "RCL round trip" in text and "1 shared line per section" in text and "5 shared lines" in text
+    # without lockbench built, `run` says how to get it
+    missing = subprocess.run(["sh", str(script), "run"], env=dict(env, BIN_DIR=str(tmp_path / "none")),
+                             capture_output=True, text=True, timeout=60)
+    assert missing.returncode == 2 and "run '" in missing.stderr and "build' first" in missing.stderr
