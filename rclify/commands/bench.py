@@ -6,7 +6,9 @@ floor and the RCL round trip, bytes per lock, then throughput and latency of eac
 side with posix while the delay between sections, the shared lines per section, the thread count,
 the context variables and the nesting vary.  It writes lockbench.csv, memory.csv, ranking.txt and
 (with matplotlib, the `chart` extra) PNG plots to --out, and prints the ranking at the highest
-contention with 5 lines at 1, 2, 4 and 8 threads.
+contention with 5 lines at 1, 2, 4 and 8 threads.  It also leaves this machine's record (each algorithm's
+ratio to posix at each point: rclify/profiling/calibration.py) in the user cache, which `rclify assign`
+calibrates its choices by and `rclify tune` orders its candidates by.
 TARGET 'interpose': what `rclify run`'s interposer costs an uncontended lock+unlock, plain vs
 interposed posix vs interposed algorithms, paired in each round (rclify/commands/run.py).
 Any other TARGET is a program of rclify/targets/ (memcached): its benchmark.
