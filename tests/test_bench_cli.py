@@ -192,10 +192,10 @@ def test_manycore_script_builds_static_and_writes_its_files(tmp_path):
     script = bench.runtime_build.RUNTIME_DIR / "bench" / "manycore.sh"
     env = dict(os.environ, BIN_DIR=str(tmp_path / "bin"), OUT=str(tmp_path / "out"), THREADS="1", BUDGET="2",
                REPEAT="1", PYTHONPATH=str(Path(bench.__file__).resolve().parents[2]))
-    built = subprocess.run(["sh", str(script), "build"], env=env, capture_output=True, text=True, timeout=600)
+    built = subprocess.run(["bash", str(script), "build"], env=env, capture_output=True, text=True, timeout=600)
     assert built.returncode == 0, built.stderr[-2000:]
     assert "(static)" in built.stdout
-    ran = subprocess.run(["sh", str(script), "run"], env=env, capture_output=True, text=True, timeout=600)
+    ran = subprocess.run(["bash", str(script), "run"], env=env, capture_output=True, text=True, timeout=600)
     assert ran.returncode == 0, ran.stderr[-2000:]
     out = tmp_path / "out"
     assert {"lockbench.csv", "memory.csv", "roundtrip.csv", "lockbench.json", "lockbench.log", "machine.txt",
@@ -209,6 +209,6 @@ def test_manycore_script_builds_static_and_writes_its_files(tmp_path):
     text = (out / "ranking.txt").read_text()
     assert "RCL round trip" in text and "1 shared line per section" in text and "5 shared lines" in text
     # without lockbench built, `run` says how to get it
-    missing = subprocess.run(["sh", str(script), "run"], env=dict(env, BIN_DIR=str(tmp_path / "none")),
+    missing = subprocess.run(["bash", str(script), "run"], env=dict(env, BIN_DIR=str(tmp_path / "none")),
                              capture_output=True, text=True, timeout=60)
     assert missing.returncode == 2 and "run '" in missing.stderr and "build' first" in missing.stderr

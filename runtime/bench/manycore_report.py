@@ -31,6 +31,35 @@ def roundtrip(out: Path) -> str:
             f"posix uncontended lock+unlock {row['posix_uncontended_ns']} ns; {row['cpus']} CPUs")
 
 
+def memcached_rows(out: Path) -> list[dict]:
+    path = out / "memcached.csv"
+    if not path.exists():
+        return []
+    return [r for r in csv.DictReader(path.open()) if r["ops_per_s"]]
+
+
+def memcached_table(rows: list[dict]) -> str:
+    """Median ops/s per (workload, threads, config), and the median of the per-round ratios to the
+    original (each round runs every configuration once, one after the other)."""
+    if not rows:
+        return ""
+    import statistics
+
+    lines = ["memcached under memcslap (server threads = clients): median ops/s, x original (paired by round)"]
+    for workload in ("set", "get"):
+        for threads in sorted({int(r["threads"]) for r in rows}):
+            at = [r for r in rows if r["workload"] == workload and int(r["threads"]) == threads]
+            original = {r["round"]: float(r["ops_per_s"]) for r in at if r["config"] == "original"}
+            cells = []
+            for config in dict.fromkeys(r["config"] for r in at):
+                mine = [r for r in at if r["config"] == config]
+                ratios = [float(r["ops_per_s"]) / original[r["round"]] for r in mine if r["round"] in original]
+                cells.append(f"{config} {statistics.median(float(r['ops_per_s']) for r in mine) / 1e3:.1f}k"
+                             + (f" {statistics.median(ratios):.2f}x" if ratios else ""))
+            lines.append(f"  {workload} {threads:>2} threads: " + ", ".join(cells))
+    return "\n".join(lines)
+
+
 def plots(rows, out: Path) -> list[Path]:
     try:
         import matplotlib
@@ -64,12 +93,33 @@ def plots(rows, out: Path) -> list[Path]:
         fig.savefig(png, dpi=90, bbox_inches="tight")
         plt.close(fig)
         written.append(png)
+    mc = memcached_rows(out)
+    if mc:
+        import statistics
+
+        fig, axes = plt.subplots(1, 2, figsize=(11, 4.5))
+        for ax, workload in zip(axes, ("set", "get")):
+            at = [r for r in mc if r["workload"] == workload]
+            for config in dict.fromkeys(r["config"] for r in at):
+                counts = sorted({int(r["threads"]) for r in at if r["config"] == config})
+                medians = [statistics.median(float(r["ops_per_s"]) for r in at
+                                             if r["config"] == config and int(r["threads"]) == t) for t in counts]
+                ax.plot(counts, medians, marker="o", label=config,
+                        **({"color": "black", "linewidth": 2.2} if config == "original" else {}))
+            ax.set_title(f"memcached {workload}")
+            ax.set_xlabel("server threads = memcslap clients")
+            ax.set_ylabel("ops / s")
+            ax.legend(fontsize=8)
+        png = out / "memcached.png"
+        fig.savefig(png, dpi=90, bbox_inches="tight")
+        plt.close(fig)
+        written.append(png)
     return written
 
 
 def main(out: Path) -> int:
     rows = bench_results.read_rows(out / "lockbench.csv")
-    text = "\n\n".join(p for p in (roundtrip(out), rankings(rows)) if p)
+    text = "\n\n".join(p for p in (roundtrip(out), rankings(rows), memcached_table(memcached_rows(out))) if p)
     (out / "ranking.txt").write_text(text + "\n")
     print(text)
     pngs = plots(rows, out)
