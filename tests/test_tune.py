@@ -289,7 +289,7 @@ def test_bench_record_orders_the_candidates(tree, tmp_path, capsys, monkeypatch)
 def _chosen_result(choice="mcs"):
     base = tune.Baseline([tune.Run("*=posix", 0, 0.01, 0.01, "")] * 2, "")
     lock = tune.LockResult(HOT, 40.0, choice=choice,
-                           vs_posix=tune.Measurement(choice, "posix", [1.2, 1.3, 1.1], kept=True))
+                           decided_by=tune.Measurement(choice, "posix", [1.2, 1.3, 1.1], kept=True))
     return tune.Result([lock], base)
 
 

@@ -198,16 +198,16 @@ class LockResult:
     lock_id: str
     share: float  # percent of thread time in its sections, from the profile
     choice: str = "posix"
-    vs_posix: Measurement | None = None  # the measurement that decided it
+    decided_by: Measurement | None = None  # the measurement that kept the choice (against the best then)
     tried: list[Measurement] = field(default_factory=list)
     note: str = ""
 
     def rationale(self) -> str:
-        if self.choice != "posix" and self.vs_posix:
-            lo, hi = self.vs_posix.spread
+        if self.choice != "posix" and self.decided_by:
+            lo, hi = self.decided_by.spread
             return (f"tune: {self.share:.1f}% of thread time in sections; {self.choice} "
-                    f"{self.vs_posix.median:.3f}x {self.vs_posix.against} (paired, median of "
-                    f"{len(self.vs_posix.ratios)}, spread {lo:.3f}-{hi:.3f}){self.note} -> {self.choice}")
+                    f"{self.decided_by.median:.3f}x {self.decided_by.against} (paired, median of "
+                    f"{len(self.decided_by.ratios)}, spread {lo:.3f}-{hi:.3f}){self.note} -> {self.choice}")
         measured = [m for m in self.tried if not m.disqualified]
         dq = [m for m in self.tried if m.disqualified]
         best = max(measured, key=lambda m: m.median, default=None)
@@ -223,9 +223,9 @@ class LockResult:
 
     def as_json(self) -> dict:
         return {"lock_id": self.lock_id, "cs_time_pct": round(self.share, 3), "choice": self.choice,
-                "ratio": None if not self.vs_posix or self.choice == "posix" else round(self.vs_posix.median, 4),
-                "spread": None if not self.vs_posix or self.choice == "posix"
-                else [round(x, 4) for x in self.vs_posix.spread],
+                "ratio": None if not self.decided_by or self.choice == "posix" else round(self.decided_by.median, 4),
+                "spread": None if not self.decided_by or self.choice == "posix"
+                else [round(x, 4) for x in self.decided_by.spread],
                 "rationale": self.rationale(), "tried": [m.as_json() for m in self.tried]}
 
 
@@ -383,7 +383,7 @@ def search(workload: Workload, locks: list[tuple[str, float]], names: list[str],
             if beats(m, min_gain):
                 m.kept = True
                 chosen[lock.lock_id] = alg
-                lock.choice, lock.vs_posix = alg, m
+                lock.choice, lock.decided_by = alg, m
             if not m.disqualified:
                 progress(f"  {m.text()}" + ("  kept" if m.kept else ""))
     return result
@@ -436,9 +436,9 @@ def table(result: Result) -> str:
     for l in result.locks:
         measured = sum(1 for m in l.tried if not m.disqualified)
         dq = sum(1 for m in l.tried if m.disqualified)
-        if l.choice != "posix" and l.vs_posix:
-            lo, hi = l.vs_posix.spread
-            ratio, spread = f"{l.vs_posix.median:.3f}", f"{lo:.3f}-{hi:.3f}"
+        if l.choice != "posix" and l.decided_by:
+            lo, hi = l.decided_by.spread
+            ratio, spread = f"{l.decided_by.median:.3f}", f"{lo:.3f}-{hi:.3f}"
         else:
             ratio, spread = "1", "-"
         lines.append(f"  {l.lock_id:<{width}}  {l.share:5.1f}  {l.choice:<8}  {ratio:>6}  {spread:<13}  "
