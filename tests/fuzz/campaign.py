@@ -260,9 +260,9 @@ def run_batch(index: int, opts: Options, stats: Stats, cflags, libs, log) -> lis
                                       "expected": expected, "got": got, "origin": p.origin,
                                       "features": sorted(p.features)})
     stats.batches += 1
-    if not opts.keep and not any(p.differences or p.build_failed for p in kept) and not t.returncode:
-        shutil.rmtree(bdir / "bin", ignore_errors=True)
-        shutil.rmtree(out, ignore_errors=True)
+    generator_bugs = any(p.source == "gen" and p.discarded and p.discarded != "original-timeout" for p in progs)
+    if not opts.keep and not generator_bugs and not any(p.differences or p.build_failed for p in kept):
+        shutil.rmtree(bdir, ignore_errors=True)
     return kept
 
 

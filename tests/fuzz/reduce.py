@@ -55,6 +55,16 @@ def signature(p) -> str:
     return f"csmith:{cls}"
 
 
+REPRODUCE = """#!/bin/sh
+# Transforms reduced/ (or the folder given) with rclify (this checkout's, or the one RCLIFY_CHECKOUT
+# names: the finding was made with info.json's "rclify") and compares it with the original under
+# {alg}: prints "DIFFERS: ..." while the bug is there.
+here=$(cd "$(dirname "$0")" && pwd)
+cd "$here/../../../.." && exec python3 -m tests.fuzz.reduce check --dir "$here/${{1:-reduced}}" \\
+    --alg {alg} --class {cls} --verbose --rclify "${{RCLIFY_CHECKOUT:-$(pwd)}}"
+"""
+
+
 def _run(cmd, cwd, timeout, env=None):
     try:
         return subprocess.run(cmd, cwd=cwd, capture_output=True, timeout=timeout, env=env)
@@ -85,6 +95,13 @@ def check(files: Path, alg: str, cls: str, timeout: float, rclify: Path = REPO) 
         san = _run([str(tmp / "san.bin")], tmp, timeout)
         if san is None or san.returncode != 0:
             return False, "original unclean under ASan/UBSan"
+        if any("pthread_create" in Path(f).read_text(errors="replace") for f in srcs):
+            # threads: a reduction must not drift into a racy program (cvise drops lock calls)
+            b = subprocess.run(["cc", "-O1", "-g", "-pthread", "-w", inc, "-fsanitize=thread", *srcs,
+                                "-o", str(tmp / "tsan.bin")], capture_output=True)
+            tsan = _run([str(tmp / "tsan.bin")], tmp, timeout * 5, dict(os.environ, TSAN_OPTIONS="halt_on_error=1"))
+            if b.returncode != 0 or tsan is None or tsan.returncode != 0:
+                return False, "original racy under TSan"
         first = _run([str(tmp / "orig.bin")], tmp, timeout)
         second = _run([str(tmp / "orig.bin")], tmp, timeout)
         if first is None or second is None or (first.stdout, first.returncode) != (second.stdout, second.returncode):
@@ -156,8 +173,9 @@ def reduce_difference(p, bdir: Path, opts, log, seen: set[str]) -> dict | None:
     if not ok:
         log(f"    not reproduced by the interestingness test ({why}): kept unreduced")
     start, features = _narrow_gen(p, src, work, alg, cls, log) if (ok and p.source == "gen") else (src, None)
+    bugs = sorted((features or set()) & set(KNOWN_BUGS))  # a known bug's shape: one finding for it
     sig = signature(p) if features is None else \
-        f"gen:{cls}:{','.join(sorted(features & set(KNOWN_BUGS))) or 'none'}:{'/'.join(sorted(features))}"
+        f"gen:{cls}:{','.join(bugs)}" if bugs else f"gen:{cls}:none:{'/'.join(sorted(features))}"
     if sig in seen or sig in known_signatures(opts.findings):
         log(f"    signature {sig} already reduced: skipped")
         seen.add(sig)
@@ -195,10 +213,7 @@ cd {REPO} && exec env PYTHONPATH={REPO} {sys.executable} -m tests.fuzz.reduce ch
             "reproduced_by_check": ok, "reduce_seconds": round(seconds, 1),
             "rclify": str(opts.rclify)}
     (fdir / "info.json").write_text(json.dumps(info, indent=1, default=str))
-    (fdir / "reproduce.sh").write_text(f"""#!/bin/sh
-# Transforms reduced/ (or the folder given) with rclify and compares it with the original under {alg}.
-cd "$(dirname "$0")/../../../.." && exec python3 -m tests.fuzz.reduce check --dir "tests/fuzz/findings/{name}/${{1:-reduced}}" --alg {alg} --class {cls} --verbose{'' if opts.rclify == REPO else f' --rclify {opts.rclify}'}
-""")
+    (fdir / "reproduce.sh").write_text(REPRODUCE.format(alg=alg, cls=cls))
     (fdir / "reproduce.sh").chmod(0o755)
     return {"finding": str(fdir.relative_to(REPO)), "signature": info["signature"], "class": cls, "algorithm": alg}
 

@@ -1,3 +1,7 @@
 #!/bin/sh
-# Transforms reduced/ (or the folder given) with rclify and compares it with the original under ccsynch.
-cd "$(dirname "$0")/../../../.." && exec python3 -m tests.fuzz.reduce check --dir "tests/fuzz/findings/20261126-gen-output-ccsynch-s303-p0000_000/${1:-reduced}" --alg ccsynch --class output --verbose --rclify /tmp/old
+# Transforms reduced/ (or the folder given) with rclify (this checkout's, or the one RCLIFY_CHECKOUT
+# names: the finding was made with info.json's "rclify") and compares it with the original under
+# ccsynch: prints "DIFFERS: ..." while the bug is there.
+here=$(cd "$(dirname "$0")" && pwd)
+cd "$here/../../../.." && exec python3 -m tests.fuzz.reduce check --dir "$here/${1:-reduced}" \
+    --alg ccsynch --class output --verbose --rclify "${RCLIFY_CHECKOUT:-$(pwd)}"

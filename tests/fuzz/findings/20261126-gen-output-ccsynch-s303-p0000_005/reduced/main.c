@@ -30,11 +30,12 @@
          sh->cnt++;
          ap = alloca(32);
  snprintf(ap, 32, "%ld", v * 7);
-         sh->sum += s0_tls;
          pthread_mutex_unlock(&sh->m);
          acc += (long)strlen(ap);
      }
+      pthread_mutex_lock(&sh->m);
       sh->accs += acc;
+      pthread_mutex_unlock(&sh->m);
       return NULL;
   }
    static unsigned long s0(void) {
