@@ -9,7 +9,11 @@
  *     cancelled at its next cancellation point;
  *   - unlocking a free lock (undefined in POSIX; squashfs' handlers do it when the thread was
  *     cancelled outside the section) leaves it working: it corrupted the queue of ccsynch (a
- *     crash) and of mcs (a hang).
+ *     crash) and of mcs (a hang);
+ *   - a lock's set-up at its first use is no cancellation point: a thread with a cancel pending
+ *     that is the first to use a statically initialised lock sets it up whole (hsynch's set-up
+ *     reads the machine's topology; cancelled there, the lock stayed RESOLVING and every other
+ *     user spun for ever).
  */
 #include "test_util.h"
 
@@ -131,9 +135,44 @@ static void unlock_a_free_lock(const struct t_alg *a)
     OK("%s: unlocking a free lock leaves it working", a->name);
 }
 
+static rcl_mutex_t *first_use_lock;
+static pthread_barrier_t first_use_start;
+
+static void *first_user(void *arg)
+{
+    (void)arg;
+    pthread_barrier_wait(&first_use_start); /* no cancellation point; the cancel is pending after */
+    rcl_mutex_lock(first_use_lock);         /* the lock's first use: its set-up */
+    rcl_mutex_unlock(first_use_lock);
+    pthread_testcancel();
+    return NULL;
+}
+
+static void cancel_before_first_use(const struct t_alg *a)
+{
+    rcl_lock_config_t cfg = t_config("cancellation.c:lazy", a->alg, 0);
+    rcl_mutex_t lazy = RCL_MUTEX_INITIALIZER(cfg);
+    first_use_lock = &lazy;
+    CHECK_EQ(pthread_barrier_init(&first_use_start, NULL, 2), 0, "barrier");
+    pthread_t t;
+    void *result;
+    CHECK_EQ(pthread_create(&t, NULL, first_user, NULL), 0, "pthread_create");
+    CHECK_EQ(pthread_cancel(t), 0, "pthread_cancel");
+    pthread_barrier_wait(&first_use_start);
+    CHECK_EQ(pthread_join(t, &result), 0, "join");
+    CHECK(result == PTHREAD_CANCELED, "%s: the thread was cancelled", a->name);
+    CHECK_EQ(rcl_mutex_lock(&lazy), 0, "lock after it"); /* set up: not left RESOLVING */
+    CHECK_EQ(rcl_mutex_unlock(&lazy), 0, "unlock");
+    CHECK_EQ(rcl_mutex_destroy(&lazy), 0, "destroy");
+    pthread_barrier_destroy(&first_use_start);
+    OK("%s: a thread cancelled before a lock's first use sets the lock up whole", a->name);
+}
+
 int main(int argc, char **argv)
 {
     t_init(argc, argv, "cancellation");
+    FOR_EACH_ALG(a) /* first, while the process has read nothing of the machine yet */
+        cancel_before_first_use(a);
     FOR_EACH_ALG(a)
     {
         cancel_a_waiter(a, 0);

@@ -21,9 +21,14 @@ static const struct rcl_lock_ops *ops_of(int alg)
 }
 
 /* Sets the lock up for its effective configuration (posix when posix_only); the caller owns m
- * (RESOLVING or init). */
+ * (RESOLVING or init).  Not a cancellation point: an algorithm's set-up may read the machine's
+ * topology (open, read: cancellation points), and a thread cancelled there left the lock
+ * RESOLVING for ever, every other user spinning in resolve() (a worker cancelled at its first
+ * section under hsynch, caught by corpus/cleanup_push_no_cancellation_point). */
 static int setup(rcl_mutex_t *m, int *alg_out, int posix_only)
 {
+    int cancel_state;
+    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel_state);
     rcl_lock_config_t cfg;
     rcl_config_resolve(&m->config, &cfg);
     if (posix_only)
@@ -32,6 +37,7 @@ static int setup(rcl_mutex_t *m, int *alg_out, int posix_only)
     m->impl = NULL;
     int rc = ops_of(cfg.algorithm)->init(m);
     *alg_out = cfg.algorithm;
+    pthread_setcancelstate(cancel_state, NULL);
     return rc;
 }
 
