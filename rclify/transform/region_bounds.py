@@ -11,6 +11,7 @@ import re
 
 import clang.cindex as ci
 
+from rclify import pthread_api
 from rclify.ctext.cparse import ParsedFile, statement_range as stmt_range
 from rclify.ctext.preprocessor import (ConditionalBlock, conditional_around, conditional_block, same_condition,
                                        splits_conditional)
@@ -18,6 +19,7 @@ from rclify.ctext.tokens import call_arguments, code_only, identifiers_used, mat
 from rclify.transform.loop_regions import loop_region
 from rclify.transform.macro_sections import expanded_section
 from rclify.transform.refusals import Reason
+from rclify.transform.thread_safe_calls import PURE, SETS_ERRNO
 from rclify.transform.regions import (HELD, RELEASED, SETJMP, VA, Region, RegionAnalysis, goto_label, may_be_lock,
                                      no_return_call, scoped_statement, unlabeled)
 from rclify.transform.vocabulary import (TIMED_LOCKS, LockOp, Vocabulary, checks_result, classify, guard_lock,
@@ -84,20 +86,47 @@ _CLEANUP = re.compile(r"\bpthread_cleanup_(push|pop)\s*\(")
 
 def _check_cancellation_cleanups(parsed: ParsedFile, vocab: Vocabulary, body: ci.Cursor, regions: list[Region]) -> None:
     """A region inside `pthread_cleanup_push(unlock, &m) ... pthread_cleanup_pop(...)` on its own
-    lock stays hybrid (cancellation-cleanup): a thread cancelled in the section (squashfs-tools
-    cancels its workers while they wait on a condvar) must be cancelled where it waits, on its own
-    thread, and find the lock held by it when the handler unlocks it.  A section on an RCL server
-    would never see the cancel: the canceller's pthread_join hung."""
+    lock stays hybrid (cancellation-cleanup) when its section may reach a cancellation point
+    (cancellation_point_reached), or is not closed by its own unlock (`pthread_cleanup_pop(1)`
+    releases it), or the file turns on asynchronous cancellation: a thread cancelled in the section
+    (squashfs-tools cancels its workers while they wait on a condvar) must be cancelled where it
+    waits, on its own thread, and find the lock held by it when the handler unlocks it.  A section on
+    an RCL server would never see the cancel: the canceller's pthread_join hung."""
     start = body.extent.start.offset
     code = code_only(parsed.text(start, max((r.start for r in regions), default=start)))
     if "pthread_cleanup_push" not in code:
         return
+    asynchronous = b"PTHREAD_CANCEL_ASYNCHRONOUS" in parsed.data  # cancelled anywhere, not at points
     for region in regions:
         for call in _open_pushes(code, start, region.start):
             op = classify(call, vocab) if call else None
             if op is not None and op.kind == "unlock" and op.key == region.lock.key:
-                region.problems.insert(0, (Reason.CANCELLATION_CLEANUP, region.line))
+                if asynchronous or region.problems or cancellation_point_reached(parsed, region, vocab):
+                    region.problems.insert(0, (Reason.CANCELLATION_CLEANUP, region.line))
                 break
+
+
+# what a section may call and reach no cancellation point: functions that never block (the
+# server allowlist's, but the condvar waits) and the compiler's builtins
+_NOT_CANCELLATION_POINTS = (PURE | SETS_ERRNO) - pthread_api.WAITS
+
+
+def cancellation_point_reached(parsed: ParsedFile, region: Region, vocab: Vocabulary) -> bool:
+    """May the section reach a cancellation point (a condvar wait, I/O, a sleep, or anything not
+    known not to)?  Inside pthread_cleanup_push(unlock, its lock), a section that cannot is
+    extracted: a deferred cancel then never lands while the lock is held, in the original or on a
+    server, so the handler finds the lock as it would have (taken only by code outside the section,
+    which stays where it was).  Any call through a pointer, of a function of the tree or of an
+    unknown one counts as reaching one."""
+    tails = region.unlocked_spans()
+    for node in parsed.nodes_of(region.compound, K.CALL_EXPR):
+        at = node.extent.start.offset
+        if not (region.lock_end <= at < region.body_end) or any(s <= at < e for s, e in tails):
+            continue
+        name = node.spelling
+        if not (name in _NOT_CANCELLATION_POINTS or name.startswith("__builtin_") or name in vocab.names()):
+            return True
+    return False
 
 
 def _open_pushes(code: str, start: int, at: int) -> list[str]:
