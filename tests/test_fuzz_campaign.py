@@ -1,7 +1,7 @@
 """The differential fuzzer's fixed-seed campaign (docs/fuzzing.md): generated programs (rclify's own
 generator and Csmith with lock regions inserted), transformed in batches, each run original against
-transformed under posix, rcl, ccsynch, mcs and fc.  Known transform bugs of issue 22 are disabled
-here until fixed (tests/fuzz/__main__.py: FIXED_DISABLED); `python -m tests.fuzz --hours 2` runs them all."""
+transformed under posix, rcl, ccsynch, mcs and fc, every feature generated (tests/fuzz/__main__.py:
+FIXED_DISABLED lists the features of known, unfixed bugs: none); `python -m tests.fuzz --hours 2` runs longer."""
 
 import shutil
 import sys

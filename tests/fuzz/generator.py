@@ -40,8 +40,10 @@ FEATURES = {
     "locals": "struct, array, volatile, static and const locals in sections; &local to a helper",
 }
 
-KNOWN_BUGS = ("goto-own-unlock", "recursion", "ptr-alias-local", "region-local-escape", "alloca",
-              "func-macro", "stdatomic")
+# features whose transform bugs are known and not fixed yet: left out of the fixed campaign
+# (issue 22's were: goto-own-unlock, recursion, ptr-alias-local, region-local-escape, alloca,
+# func-macro, stdatomic; fixed in 745d60c and 16dd0f0, all generated again)
+KNOWN_BUGS: tuple[str, ...] = ()
 
 LOCK_STYLES = ("direct", "macro", "checked", "checked-macro", "wrapper")
 
