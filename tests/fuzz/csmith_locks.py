@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import random
 import subprocess
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -41,8 +42,10 @@ class Range:
 
 
 def csmith_source(seed: int) -> str:
-    return subprocess.run(["csmith", "--seed", str(seed), *CSMITH_OPTIONS], capture_output=True,
-                          text=True, check=True, timeout=60).stdout
+    # in a directory of its own: csmith writes platform.info into its working directory
+    with tempfile.TemporaryDirectory(prefix="rclify-csmith-") as scratch:
+        return subprocess.run(["csmith", "--seed", str(seed), *CSMITH_OPTIONS], capture_output=True,
+                              text=True, check=True, timeout=60, cwd=scratch).stdout
 
 
 def _stmt_end(data: bytes, end: int) -> int:
