@@ -74,7 +74,7 @@ def test_an_array_of_rcl_mutexes_and_a_pointer_to_const_are_caught(tmp_path, cfl
     proc = compile_c(tmp_path, cflags, body)
     assert proc.returncode != 0
     assert "pthread_mutex_lock() on an rcl_mutex_t *: call rcl_mutex_lock() instead" in proc.stderr
-    assert "pthread_mutex_getprioceiling() on an rcl_mutex_t *: rcl locks have no priority ceiling" in proc.stderr
+    assert "pthread_mutex_getprioceiling() on an rcl_mutex_t *: call rcl_mutex_getprioceiling() / rcl_mutex_setprioceiling() instead" in proc.stderr
 
 
 @needs_gcc
