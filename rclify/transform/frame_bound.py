@@ -5,31 +5,17 @@ alloca gives is that frame's, freed when the section returns; the frame and retu
 that frame's.  Such a section stays hybrid (Reason.ALLOCA, Reason.FRAME_ADDRESS).
 """
 
-import clang.cindex as ci
-
 from rclify.transform.refusals import Reason, Refusal
 from rclify.transform.regions import Region
-
-K = ci.CursorKind
-
-# Calls whose result is tied to the frame they run in: moved into the section's function they
-# would allocate in, or name, its frame (under RCL, on the server's stack).
-_STACK_ALLOCATION = {"alloca", "__builtin_alloca", "__builtin_alloca_with_align",
-                     "__builtin_alloca_with_align_and_max"}
-_FRAME_BOUND = {"__builtin_frame_address", "__builtin_return_address", "__builtin_stack_save",
-                "__builtin_stack_restore", "__builtin_dwarf_cfa"}
+from rclify.transform.thread_safe_calls import FRAME_ADDRESSES, STACK_ALLOCATION
 
 
 def check(region: Region) -> None:
     """Refuses a section that calls alloca or names its frame (Reason.ALLOCA, FRAME_ADDRESS); the
     code that runs in the caller (exits' tails, windows) may.  Read from the AST, so a macro that
     expands to them is seen too."""
-    tails = region.unlocked_spans()
-    for node in region.parsed.nodes_of(region.compound, K.CALL_EXPR):
-        at = node.extent.start.offset
-        if not (region.lock_end <= at < region.body_end) or any(s <= at < e for s, e in tails):
-            continue
-        if node.spelling in _STACK_ALLOCATION:
+    for node in region.section_calls():
+        if node.spelling in STACK_ALLOCATION:
             raise Refusal(Reason.ALLOCA)
-        if node.spelling in _FRAME_BOUND:
+        if node.spelling in FRAME_ADDRESSES:
             raise Refusal(Reason.FRAME_ADDRESS)

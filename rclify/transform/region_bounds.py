@@ -101,7 +101,7 @@ def _check_cancellation_cleanups(parsed: ParsedFile, vocab: Vocabulary, body: ci
         for call in _open_pushes(code, start, region.start):
             op = classify(call, vocab) if call else None
             if op is not None and op.kind == "unlock" and op.key == region.lock.key:
-                if asynchronous or region.problems or cancellation_point_reached(parsed, region, vocab):
+                if asynchronous or region.problems or cancellation_point_reached(region, vocab):
                     region.problems.insert(0, (Reason.CANCELLATION_CLEANUP, region.line))
                 break
 
@@ -111,22 +111,15 @@ def _check_cancellation_cleanups(parsed: ParsedFile, vocab: Vocabulary, body: ci
 _NOT_CANCELLATION_POINTS = (PURE | SETS_ERRNO) - pthread_api.WAITS
 
 
-def cancellation_point_reached(parsed: ParsedFile, region: Region, vocab: Vocabulary) -> bool:
+def cancellation_point_reached(region: Region, vocab: Vocabulary) -> bool:
     """May the section reach a cancellation point (a condvar wait, I/O, a sleep, or anything not
     known not to)?  Inside pthread_cleanup_push(unlock, its lock), a section that cannot is
     extracted: a deferred cancel then never lands while the lock is held, in the original or on a
     server, so the handler finds the lock as it would have (taken only by code outside the section,
     which stays where it was).  Any call through a pointer, of a function of the tree or of an
     unknown one counts as reaching one."""
-    tails = region.unlocked_spans()
-    for node in parsed.nodes_of(region.compound, K.CALL_EXPR):
-        at = node.extent.start.offset
-        if not (region.lock_end <= at < region.body_end) or any(s <= at < e for s, e in tails):
-            continue
-        name = node.spelling
-        if not (name in _NOT_CANCELLATION_POINTS or name.startswith("__builtin_") or name in vocab.names()):
-            return True
-    return False
+    return any(not (n.spelling in _NOT_CANCELLATION_POINTS or n.spelling.startswith("__builtin_")
+                    or n.spelling in vocab.names()) for n in region.section_calls())
 
 
 def _open_pushes(code: str, start: int, at: int) -> list[str]:

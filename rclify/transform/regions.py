@@ -117,6 +117,14 @@ class Region:
         spans += [self.lifted] if self.lifted is not None else []
         return spans + [self.loop.released] if self.loop is not None else spans
 
+    def section_calls(self) -> list[ci.Cursor]:
+        """The calls the section itself makes (macros expanded), not those of the code that runs
+        in the caller (unlocked_spans)."""
+        tails = self.unlocked_spans()
+        return [n for n in self.parsed.nodes_of(self.compound, K.CALL_EXPR)
+                if self.lock_end <= n.extent.start.offset < self.body_end
+                and not any(s <= n.extent.start.offset < e for s, e in tails)]
+
     def wrappers_used(self) -> list[Wrapper]:
         """The wrappers whose generated functions the section uses: the lock's accessor (and those
         of the wrappers it goes through, which it calls), the work functions of the wrappers that

@@ -58,8 +58,11 @@ LOCALE = frozenset({
 # and atomics touch no thread-local state; but those of the frame they run in (alloca, the frame and
 # return addresses, which frame_bound.check refuses in a section anyway) and va_arg's.
 _BUILTIN_PREFIXES = ("__builtin_", "__atomic_", "__sync_", "__c11_atomic_")
-_FRAME_BUILTINS = ("__builtin_va_", "__builtin_alloca", "__builtin_frame_address", "__builtin_return_address",
-                   "__builtin_stack_", "__builtin_dwarf_cfa")
+# what is tied to the frame it runs in (frame_bound.py refuses these in a section)
+STACK_ALLOCATION = frozenset({"alloca", "__builtin_alloca", "__builtin_alloca_with_align",
+                              "__builtin_alloca_with_align_and_max"})
+FRAME_ADDRESSES = frozenset({"__builtin_frame_address", "__builtin_return_address", "__builtin_stack_save",
+                             "__builtin_stack_restore", "__builtin_dwarf_cfa"})
 
 
 def _base_name(name: str) -> str:
@@ -79,4 +82,5 @@ def allowed(name: str, per_thread_locale: bool = False) -> bool:
         return True
     if base in LOCALE:
         return not per_thread_locale
-    return name.startswith(_BUILTIN_PREFIXES) and not name.startswith(_FRAME_BUILTINS)
+    return name.startswith(_BUILTIN_PREFIXES) and not name.startswith("__builtin_va_") \
+        and name not in STACK_ALLOCATION | FRAME_ADDRESSES
