@@ -138,8 +138,7 @@ class Staging:
                     shutil.copy2(path, target)
             root, config = self.root, self.config_path
             self.config = self.dir / config.relative_to(root) if config.is_relative_to(root) else config
-            new_texts = self._rewrite([self.dir / p.relative_to(root) for p in files
-                                       if str(p.relative_to(root)) not in self.kept.unchanged])
+            new_texts = self._rewrite([self.dir / p.relative_to(root) for p in files])
             changed = {}
             for path in files:
                 rel = str(path.relative_to(root))

@@ -81,7 +81,6 @@ class Kept:
 @dataclass
 class KeptPosix:
     kept: list[Kept] = field(default_factory=list)
-    unchanged: dict[str, str] = field(default_factory=dict)  # file -> why it is left as it was
     # locks that could not be kept apart: rcl_mutex_t like the others, their calls the runtime's
     # (rcl_mutex_consistent...), their regions hybrid: (the lock when it has a name, the calls'
     # arguments normalized, 'file:line: call' each)
@@ -96,11 +95,9 @@ class KeptPosix:
         return next((k for k in self.kept if not k.cond and k.names(expr, file)), None)
 
     def refusal(self, file: str, function: str, lock_expr: str, text: str) -> str:
-        """Why a region stays hybrid for a kept lock ('' when it does not): its file is left
-        unchanged, its lock is kept, or it uses a kept function-local lock (whose capture into an
-        extracted section would be retyped)."""
-        if file in self.unchanged:
-            return self.unchanged[file]
+        """Why a region stays hybrid for a kept lock ('' when it does not): its lock is kept, or is
+        one not kept apart whose robust or ceiling calls the program makes, or it uses a kept
+        function-local lock (whose capture into an extracted section would be retyped)."""
         for lock, exprs, where in self.on_runtime:
             if normalize(lock_expr) in exprs or lock.name and lock.names(lock_expr, file):
                 return (f"the program calls {'; '.join(where)} on this lock, and reads what its lock calls return "
@@ -229,8 +226,8 @@ def _is_member(code: str, at: int) -> bool:
 # -- deciding ------------------------------------------------------------------------------------
 
 def find_kept_posix(root: Path, files: list[Path], discovery: Discovery, table: LockTable) -> KeptPosix:
-    """The locks (and condition variables) that stay pthread ones, and the files left unchanged
-    because a lock could not be kept on its own.  Zero-initialised kept locks lose their id
+    """The locks (and condition variables) that stay pthread ones, and those that could not be
+    kept on their own (on_runtime).  Zero-initialised kept locks lose their id
     initializer (LockSite.zero_init): they are not rclify locks."""
     triggers = [s for s in discovery.of_kind("other_mutex_api") if s.api in KEEP_APIS]
     result = KeptPosix()

@@ -101,7 +101,6 @@ def analyse_tree(root: Path, files: list[Path], config_path: Path, options: Opti
         outcome.api_notes += table.notes
         kept = find_kept_posix(root, files, discovery, table)  # locks the runtime cannot take over
         outcome.kept_posix = [k.record() for k in kept.kept]
-        outcome.unchanged.update(kept.unchanged)
 
         overrides = {o.section: o for o in lock_config.read_sections(config_path)}
         with _timed(outcome, "extract_s"):
@@ -129,7 +128,7 @@ def analyse_tree(root: Path, files: list[Path], config_path: Path, options: Opti
         progress(f"extracted {sum(r['status'] == 'extracted' for r in outcome.regions)} of "
                  f"{len(outcome.regions)} regions ({outcome.timings['extract_s'] + outcome.timings['render_s']:.1f}s)")
 
-        kept_ids = kept.lock_ids | {s.lock_id for s in table.sites if s.file in kept.unchanged}
+        kept_ids = set(kept.lock_ids)
         kept_ids |= kept_call_sites(table.sites, kept_ids)
         outcome.locks = _lock_entries(table, outcome, config_path, kept_ids)
         staging = Staging(root, table, config_path, flags.for_file, options.jobs, outcome, progress, kept,
@@ -321,12 +320,10 @@ def _call_sites(root: Path, sources: dict[Path, ParsedFile], analysis: Analysis,
 
 
 def _refuse_kept(rel: str, regions: list, kept: KeptPosix) -> None:
-    """Regions on a lock kept posix, in a file left unchanged for one, or through a wrapper whose
-    file is left unchanged (its accessor would not be defined) stay hybrid."""
+    """Regions on a lock kept posix (or not kept apart: kept_posix.py) stay hybrid."""
     for region in regions:
-        wrapper = region.lock.wrapper
         if kept.refusal(rel, region.function.spelling, region.lock.wrapper_expr or region.lock.mutex,
-                        region.parsed.text(region.start, region.end)) or (wrapper and wrapper.file in kept.unchanged):
+                        region.parsed.text(region.start, region.end)):
             region.problems.insert(0, (Reason.LOCK_KEPT_POSIX, region.line))
 
 
