@@ -7,8 +7,9 @@
  * then take the mutex back (ops->reacquire_after_wait).  A signal bumps seq before waking, so a
  * signal sent between the release and the sleep is not lost (the futex sees seq changed).
  *
- * On an RCL servicing thread (a wait inside an extracted section), the server first makes sure
- * another servicing thread is free, so that the sections that will signal can run.
+ * Before blocking, whatever the mutex's algorithm, the wait calls every algorithm's prepare_block
+ * hook (core/lock_ops.h): on an RCL servicing thread (a wait inside an extracted section), the
+ * server makes sure another servicing thread is free, so that the sections that will signal can run.
  *
  * The wait is a cancellation point, as pthread_cond_wait is (squashfs-tools cancels its workers
  * while they wait, then joins them): the sleep runs with asynchronous cancellation, as glibc's
@@ -70,6 +71,15 @@ static int cancellable_sleep(int *word, int value, const struct timespec *abstim
     return rc;
 }
 
+/* Before a wait blocks, on a mutex of any algorithm: each algorithm's prepare_block hook (rcl: a
+ * servicing thread makes sure another one is free to serve the other locks of its server). */
+static void prepare_block(void)
+{
+    for (int alg = RCL_ALG_UNRESOLVED + 1; alg < RCL_ALG_COUNT; alg++)
+        if (rcl_algorithms[alg]->prepare_block)
+            rcl_algorithms[alg]->prepare_block();
+}
+
 /* abstime (NULL: none) is on `clock`. */
 static int futex_wait(rcl_cond_t *c, rcl_mutex_t *m, const struct rcl_lock_ops *ops,
                       const struct timespec *abstime, clockid_t clock)
@@ -87,7 +97,7 @@ static int futex_wait(rcl_cond_t *c, rcl_mutex_t *m, const struct rcl_lock_ops *
         add_acq_rel(&c->waiters, -1);
         return rc;
     }
-    rcl_server_prepare_block();
+    prepare_block();
     int result = 0;
     struct waiting w = { c, m, ops };
     pthread_cleanup_push(wait_cancelled, &w);
@@ -118,7 +128,7 @@ int rcl_cond_wait(rcl_cond_t *c, rcl_mutex_t *m)
     int alg;
     const struct rcl_lock_ops *ops = rcl_mutex_ops(m, &alg);
     if (alg == RCL_ALG_POSIX) {
-        rcl_server_prepare_block();
+        prepare_block();
         return pthread_cond_wait(&c->posix, &m->posix);
     }
     return futex_wait(c, m, ops, NULL, CLOCK_REALTIME);
@@ -131,7 +141,7 @@ int rcl_cond_timedwait(rcl_cond_t *c, rcl_mutex_t *m, const struct timespec *abs
     if (abstime->tv_nsec < 0 || abstime->tv_nsec >= 1000000000L)
         return EINVAL;
     if (alg == RCL_ALG_POSIX) {
-        rcl_server_prepare_block();
+        prepare_block();
         return pthread_cond_timedwait(&c->posix, &m->posix, abstime);
     }
     return futex_wait(c, m, ops, abstime, (clockid_t)c->clock);
@@ -144,7 +154,7 @@ int rcl_cond_clockwait(rcl_cond_t *c, rcl_mutex_t *m, clockid_t clock, const str
     int alg;
     const struct rcl_lock_ops *ops = rcl_mutex_ops(m, &alg);
     if (alg == RCL_ALG_POSIX) {
-        rcl_server_prepare_block();
+        prepare_block();
         return pthread_cond_clockwait(&c->posix, &m->posix, clock, abstime);
     }
     return futex_wait(c, m, ops, abstime, clock);

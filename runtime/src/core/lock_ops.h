@@ -41,6 +41,20 @@ struct rcl_lock_ops {
     /* Per-lock statistics line(s) for rcl_stats_print; may be NULL. */
     void (*print_stats)(rcl_mutex_t *m, int fd);
     /*
+     * Process-wide hooks: the core calls them for every registered algorithm that has one, in
+     * registry order, whatever the algorithm of the lock at hand.  NULL for most algorithms; the
+     * core reaches an algorithm only through its ops, never by a function's name.
+     *
+     * prepare_block: a condition variable wait, on a mutex of any algorithm, calls it before the
+     * thread blocks.  An algorithm whose threads run sections for other threads makes sure the
+     * thread blocking stops none of them (rcl: on a servicing thread, another one is free to
+     * serve the other locks of its server).  Leaves errno as it found it.
+     * print_process_stats: the algorithm's own statistics tables, written to fd by
+     * rcl_stats_print after its header line (rcl: its servers, then its locks).
+     */
+    void (*prepare_block)(void);
+    void (*print_process_stats)(int fd);
+    /*
      * The waiting policies (enum rcl_wait_policy) this algorithm honours, as a mask of
      * RCL_POLICY_BIT(p); a lock configured with another is a start-up error.  0 means auto only.
      */

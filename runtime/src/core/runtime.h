@@ -48,14 +48,4 @@ const struct rcl_lock_ops *rcl_mutex_ops(rcl_mutex_t *m, int *alg);
 /* stats.c */
 void rcl_dprintf(int fd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* The core calls into the RCL algorithm (src/rcl/) whatever a lock's algorithm: */
-
-/* Statistics tables printed by rcl_stats_print (rcl_server.c, alg_rcl.c). */
-void rcl_servers_print_stats(int fd);
-void rcl_locks_print_stats(int fd);
-
-/* Called by rcl_cond_wait before blocking on any kind of mutex: on a servicing thread, makes sure
- * another servicing thread is free to serve the other locks of its server.  No-op elsewhere. */
-void rcl_server_prepare_block(void);
-
 #endif

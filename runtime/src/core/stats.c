@@ -1,13 +1,7 @@
 /*
- * Statistics output: rcl_stats_print, and the table printed at exit with RCLIFY_STATS=1.
- * Definitions (paper, section 3.2.3), per server:
- *   use rate          sections executed in active passes (passes that ran at least one section)
- *                     divided by the number of client threads, summed over those passes;
- *   false-ser rate    distinct locks served in an active pass divided by the number of client
- *                     threads, likewise;
- *   slow-path rate    fraction of passes that took the slow path (more than one servicing thread);
- *   mgr-wake / no-prog  management thread wake-ups / wake-ups that found no progress.
- * The exit handler never waits on a server: it only reads counters.
+ * Statistics output: rcl_stats_print, and the tables printed at exit with RCLIFY_STATS=1.  The
+ * tables are the algorithms' own (rcl_lock_ops.print_process_stats: rcl's servers and locks).
+ * The exit handler never waits on a server: the tables only read counters.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -38,8 +32,10 @@ void rcl_dprintf(int fd, const char *fmt, ...)
 void rcl_stats_print(int fd)
 {
     rcl_dprintf(fd, "rclify statistics (pid %d)\n", (int)getpid());
-    rcl_servers_print_stats(fd);
-    rcl_locks_print_stats(fd);
+    /* Each algorithm's own tables (rcl_lock_ops.print_process_stats): rcl's servers and locks. */
+    for (int alg = RCL_ALG_UNRESOLVED + 1; alg < RCL_ALG_COUNT; alg++)
+        if (rcl_algorithms[alg]->print_process_stats)
+            rcl_algorithms[alg]->print_process_stats(fd);
 }
 
 static void print_at_exit(void)

@@ -659,6 +659,12 @@ __attribute__((constructor(104))) static void rcl_locks_init(void)
     pthread_atfork(before_fork, after_fork_parent, after_fork_child);
 }
 
+static void print_process_stats(int fd)
+{
+    rcl_servers_print_stats(fd);
+    rcl_locks_print_stats(fd);
+}
+
 const struct rcl_lock_ops rcl_ops_rcl = {
     .init = remote_init,
     .destroy = remote_destroy,
@@ -671,4 +677,6 @@ const struct rcl_lock_ops rcl_ops_rcl = {
     .release_for_wait = remote_release_for_wait,
     .reacquire_after_wait = remote_reacquire_after_wait,
     .print_stats = remote_print_stats,
+    .prepare_block = rcl_server_prepare_block,
+    .print_process_stats = print_process_stats,
 };

@@ -142,4 +142,12 @@ void rcl_server_backoff(unsigned n);
 /* Makes sure a free servicing thread exists on s (the caller's section is about to block). */
 void rcl_server_ensure_free(struct rcl_server *s);
 
+/* The hooks of rcl_ops_rcl that the core calls whatever a lock's algorithm (core/lock_ops.h). */
+/* prepare_block: on a servicing thread, makes sure another servicing thread is free to serve the
+ * other locks of its server.  No-op elsewhere. */
+void rcl_server_prepare_block(void);
+/* print_process_stats: the servers' table (rcl_server.c), then the locks' (alg_rcl.c). */
+void rcl_servers_print_stats(int fd);
+void rcl_locks_print_stats(int fd);
+
 #endif

@@ -628,6 +628,16 @@ __attribute__((constructor(103))) static void rcl_server_init(void)
     liveness_mark_main();
 }
 
+/*
+ * The servers' table of rcl_stats_print.  Definitions (paper, section 3.2.3), per server:
+ *   use rate          sections executed in active passes (passes that ran at least one section)
+ *                     divided by the number of client threads, summed over those passes;
+ *   false-ser rate    distinct locks served in an active pass divided by the number of client
+ *                     threads, likewise;
+ *   slow-path rate    fraction of passes that took the slow path (more than one servicing thread);
+ *   mgr-wake / no-prog  management thread wake-ups / wake-ups that found no progress.
+ * It never waits on a server: it only reads counters.
+ */
 void rcl_servers_print_stats(int fd)
 {
     int header = 0;
