@@ -10,6 +10,7 @@ Discovery reports the pthread calls as written (inside #define bodies too); what
 wrappers mean is the vocabulary's business (tests/test_vocabulary.py).
 """
 
+import re
 import shutil
 from pathlib import Path
 
@@ -182,7 +183,12 @@ def test_discovery_over_the_corpus():
         if found.failures:
             assert program.name.startswith("refuse_"), (program.name, found.failures)
             continue
-        assert "lock" in kinds or "trylock" in kinds, program.name
+        if not kinds & {"lock", "trylock"}:
+            # the locks are taken only through object-like aliases, which spatch does not expand
+            # (the vocabulary follows them with libclang): macro_alias_init
+            texts = "".join(f.read_text() for f in program.iterdir() if f.suffix in (".c", ".h"))
+            assert re.search(r"#define\s+\w+\s+pthread_mutex_lock\s*$", texts, re.M), program.name
+            continue
         assert "unlock" in kinds, program.name
         outside = [s for s in found.sites if s.kind in ("lock", "unlock", "trylock") and not s.function]
         # outside a function only in a #define body (a lock macro), where it is written

@@ -25,6 +25,7 @@ from rclify.ctext.tokens import call_arguments, code_only
 from rclify.ctext.tree_macros import expand_storage, storage_classes
 from rclify.paths import SEMANTIC_PATCHES_DIR
 from rclify.ctext.languages import by_language
+from rclify.transform import init_aliases
 
 PATCH = SEMANTIC_PATCHES_DIR / "discover" / "pthread_sites.cocci"
 
@@ -213,6 +214,7 @@ def discover(root: Path, files: list[Path], jobs: int = 1,
         if own_macros:
             macro_file.unlink(missing_ok=True)
     records += define_calls(texts, scanned, records)
+    records += init_aliases.call_records(texts, scanned)  # `#define my_init pthread_mutex_init`
     for file, message in unseen_calls(texts, scanned, records).items():
         failures.setdefault(file, message)
     storage = storage_classes(texts)

@@ -58,6 +58,7 @@ from dataclasses import dataclass, field
 from rclify.ctext.preprocessor import defines, directive_lines, one_branch_where_unbalanced
 from rclify.ctext.tokens import Token, balanced, call_arguments, code_only, matching_bracket, tokenize
 from rclify.ctext.languages import is_cxx, is_header
+from rclify.transform import init_aliases
 
 INIT = "pthread_mutex_init"
 
@@ -821,6 +822,9 @@ def infer(texts: dict[str, str]) -> Helpers:
             if d.params is not None:
                 tree_macros[d.name] = d.body
                 definitions.setdefault(d.name, []).append((src.file, d.line, d.params, d.body))
+        for name, line, params, body in init_aliases.definitions(texts[src.file], src.file):
+            tree_macros[name] = body  # `#define my_init pthread_mutex_init`: an init macro (init_aliases.py)
+            definitions.setdefault(name, []).append((src.file, line, params, body))
     names = _Names(sources, tree_macros)
     names.init_macros = init_macros(definitions, texts, names.defs)
     for macro in names.init_macros.values():

@@ -33,6 +33,7 @@ from rclify.ctext.spatch import MACRO_FILE, run_spatch
 from rclify.ctext.tokens import code_only
 from rclify.ctext.languages import by_language, is_cxx
 from rclify.transform.cxx import config_refs_for_cxx
+from rclify.transform import init_aliases
 from rclify.transform.discover import relative_files
 from rclify.transform.kept_posix import KeptPosix
 from rclify.transform.lock_helpers import wrap_calls
@@ -140,7 +141,10 @@ def rewrite_api(root: Path, files: list[Path], sites: list[LockSite], config_hea
                 result.notes.append(f"{where}: {rec.get('message') or 'pthread_mutex_init of no known lock site: default configuration'}")
         for f in rel:
             old = (root / f).read_text(errors="surrogateescape")
-            new, notes = rewrite_leftovers((work / f).read_text(errors="surrogateescape"), f)
+            new, notes = init_aliases.rewrite((work / f).read_text(errors="surrogateescape"), f,
+                                              lambda file, line: _alias_config(table, file, line))
+            result.notes += notes
+            new, notes = rewrite_leftovers(new, f)
             new = KeptPosix.unmask(new)
             new = config_refs_for_cxx(new) if is_cxx(f) else new
             result.notes += notes
@@ -159,6 +163,12 @@ def rewrite_api(root: Path, files: list[Path], sites: list[LockSite], config_hea
     say(f"api: {len(result)} files changed, {len(result.errors)} errors, {len(result.failures)} files with parse errors "
         f"({result.seconds:.1f}s)")
     return result
+
+
+def _alias_config(table: LockTable, file: str, line: int) -> str:
+    """The configuration argument of the init an object-like alias of pthread_mutex_init stands for."""
+    site = table.for_init(init_aliases.PARAMS[0], file, "", line)
+    return f"RCL_CONFIG_REF({site.macro})" if site else "NULL"
 
 
 def rewrite_leftovers(text: str, file: str = "") -> tuple[str, list[str]]:
