@@ -97,46 +97,4 @@ static const struct cohort_ops cbomcs_cohort = {
     .global_is_held = global_is_held,
 };
 
-/* ---- raw lock ---- */
-
-static int cbomcs_init(void *lock, const rcl_mutex_t *m)
-{
-    return cohort_init(lock, sizeof(struct cbomcs), sizeof(struct mcs_local));
-}
-
-static void cbomcs_destroy(void *lock)
-{
-    cohort_destroy(lock);
-}
-
-static void cbomcs_acquire(void *lock, int policy)
-{
-    cohort_acquire(lock, &cbomcs_cohort, policy);
-}
-
-static int cbomcs_try(void *lock, int policy)
-{
-    return cohort_try_acquire(lock, &cbomcs_cohort, policy);
-}
-
-static void cbomcs_release(void *lock, int policy)
-{
-    cohort_release(lock, &cbomcs_cohort, policy);
-}
-
-static int cbomcs_is_held(void *lock)
-{
-    return cohort_is_held(lock, &cbomcs_cohort);
-}
-
-static const struct rcl_raw_lock_ops cbomcs_raw = {
-    .size = sizeof(struct cbomcs),
-    .init = cbomcs_init,
-    .destroy = cbomcs_destroy,
-    .acquire = cbomcs_acquire,
-    .try_acquire = cbomcs_try,
-    .release = cbomcs_release,
-    .is_held = cbomcs_is_held,
-};
-
-RCL_DEFINE_RAW_ALGORITHM(cbomcs, cbomcs_raw);
+RCL_DEFINE_COHORT_ALGORITHM(cbomcs, struct cbomcs, cbomcs_cohort);

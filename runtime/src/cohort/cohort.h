@@ -18,9 +18,11 @@
  *     here lets a waiter abandon its wait (timed locks only use try_acquire, core/raw_lock.c).
  *
  * Each algorithm file (cbomcs.c, ctkttkt.c, cptltkt.c) defines its global and local locks, fills
- * a struct cohort_ops, and gives raw ops (core/raw_lock.h) that call the functions below, which
- * the compiler inlines with the ops known.  Its lock state starts with struct cohort, and each of
- * its local locks starts with struct cohort_local.
+ * a struct cohort_ops, and ends with one line, RCL_DEFINE_COHORT_ALGORITHM(name, state, ops),
+ * which stamps out its raw lock (core/raw_lock.h) and rcl_ops_<name> from the functions below, as
+ * ck's CK_COHORT_PROTOTYPE stamps out a cohort lock from its parts; the compiler inlines them with
+ * the ops known.  Its lock state starts with struct cohort, and each of its local locks starts
+ * with struct cohort_local.
  */
 #ifndef RCLIFY_COHORT_H
 #define RCLIFY_COHORT_H
@@ -72,12 +74,32 @@ struct cohort_ops {
     int (*global_try)(struct cohort *c);
     void (*global_release)(struct cohort *c, int policy);
     int (*global_is_held)(struct cohort *c);
+    /* What the global lock allocates beyond the state, after the local locks are set up: 0 or an
+     * errno value (the local locks are then freed).  NULL: nothing (zero bytes are a free lock). */
+    int (*global_init)(struct cohort *c);
+    void (*global_destroy)(struct cohort *c); /* before the local locks are freed; NULL: nothing */
 };
 
 /* Allocates the local locks, one per cluster of core/topology.h, zeroed (free): 0 or ENOMEM.
  * state_size is the algorithm's raw state (struct cohort and its global lock), for c->bytes. */
 int cohort_init(struct cohort *c, size_t state_size, size_t local_size);
 void cohort_destroy(struct cohort *c);
+
+/* A cohort lock's whole set-up and tear-down: the local locks, and what the global lock adds. */
+static inline int cohort_setup(struct cohort *c, const struct cohort_ops *ops, size_t state_size)
+{
+    int rc = cohort_init(c, state_size, ops->local_size);
+    if (rc == 0 && ops->global_init && (rc = ops->global_init(c)) != 0)
+        cohort_destroy(c);
+    return rc;
+}
+
+static inline void cohort_teardown(struct cohort *c, const struct cohort_ops *ops)
+{
+    if (ops->global_destroy)
+        ops->global_destroy(c);
+    cohort_destroy(c);
+}
 
 static inline struct cohort_local *cohort_local_at(const struct cohort *c, int cluster)
 {
@@ -167,6 +189,32 @@ static inline int cohort_is_held(struct cohort *c, const struct cohort_ops *ops)
             return 1;
     return 0;
 }
+
+/*
+ * The raw lock and `const struct rcl_lock_ops rcl_ops_<name>` of the cohort algorithm whose state
+ * is `state` (a type that starts with struct cohort) and whose parts are `cops` (a struct
+ * cohort_ops): the last line of each algorithm file.
+ */
+#define RCL_DEFINE_COHORT_ALGORITHM(name, state, cops)                                              \
+    static int name##_init(void *lock, const rcl_mutex_t *m)                                        \
+    {                                                                                               \
+        return cohort_setup(lock, &(cops), sizeof(state));                                          \
+    }                                                                                               \
+    static void name##_destroy(void *lock) { cohort_teardown(lock, &(cops)); }                      \
+    static void name##_acquire(void *lock, int policy) { cohort_acquire(lock, &(cops), policy); }   \
+    static int name##_try(void *lock, int policy) { return cohort_try_acquire(lock, &(cops), policy); } \
+    static void name##_release(void *lock, int policy) { cohort_release(lock, &(cops), policy); }   \
+    static int name##_is_held(void *lock) { return cohort_is_held(lock, &(cops)); }                 \
+    static const struct rcl_raw_lock_ops name##_raw = {                                             \
+        .size = sizeof(state),                                                                      \
+        .init = name##_init,                                                                        \
+        .destroy = name##_destroy,                                                                  \
+        .acquire = name##_acquire,                                                                  \
+        .try_acquire = name##_try,                                                                  \
+        .release = name##_release,                                                                  \
+        .is_held = name##_is_held,                                                                  \
+    };                                                                                              \
+    RCL_DEFINE_RAW_ALGORITHM(name, name##_raw)
 
 /*
  * Counts of a cohort lock, for tests (tests/cohort.c) and diagnostics.  Exact only while no

@@ -86,73 +86,38 @@ static int global_is_held(struct cohort *c)
     return ld_acquire(&slot_of(g, next)->grant) != next;
 }
 
-static const struct cohort_ops cptltkt_cohort = {
-    TKT_LOCAL_OPS,
-    .global_acquire = global_acquire,
-    .global_try = global_try,
-    .global_release = global_release,
-    .global_is_held = global_is_held,
-};
-
-/* ---- raw lock ---- */
-
-static int cptltkt_init(void *lock, const rcl_mutex_t *m)
+/* The slots, once the local locks are set up: as many as the clusters, rounded up to a power of 2. */
+static int global_init(struct cohort *c)
 {
-    struct cptltkt *g = lock;
-    int rc = cohort_init(&g->cohort, sizeof(struct cptltkt), sizeof(struct tkt_local));
-    if (rc != 0)
-        return rc;
+    struct cptltkt *g = (struct cptltkt *)c;
     unsigned nslots = 1;
     while (nslots < (unsigned)g->cohort.nclusters)
         nslots *= 2;
     size_t bytes = nslots * sizeof(struct ptl_slot);
     g->slots = aligned_alloc(RCL_CACHE_LINE, bytes);
-    if (!g->slots) {
-        cohort_destroy(&g->cohort);
+    if (!g->slots)
         return ENOMEM;
-    }
     memset(g->slots, 0, bytes);
     g->slot_mask = nslots - 1;
     g->cohort.bytes += bytes;
     return 0;
 }
 
-static void cptltkt_destroy(void *lock)
+static void global_destroy(struct cohort *c)
 {
-    struct cptltkt *g = lock;
+    struct cptltkt *g = (struct cptltkt *)c;
     free(g->slots);
     g->slots = NULL;
-    cohort_destroy(&g->cohort);
 }
 
-static void cptltkt_acquire(void *lock, int policy)
-{
-    cohort_acquire(lock, &cptltkt_cohort, policy);
-}
-
-static int cptltkt_try(void *lock, int policy)
-{
-    return cohort_try_acquire(lock, &cptltkt_cohort, policy);
-}
-
-static void cptltkt_release(void *lock, int policy)
-{
-    cohort_release(lock, &cptltkt_cohort, policy);
-}
-
-static int cptltkt_is_held(void *lock)
-{
-    return cohort_is_held(lock, &cptltkt_cohort);
-}
-
-static const struct rcl_raw_lock_ops cptltkt_raw = {
-    .size = sizeof(struct cptltkt),
-    .init = cptltkt_init,
-    .destroy = cptltkt_destroy,
-    .acquire = cptltkt_acquire,
-    .try_acquire = cptltkt_try,
-    .release = cptltkt_release,
-    .is_held = cptltkt_is_held,
+static const struct cohort_ops cptltkt_cohort = {
+    TKT_LOCAL_OPS,
+    .global_acquire = global_acquire,
+    .global_try = global_try,
+    .global_release = global_release,
+    .global_is_held = global_is_held,
+    .global_init = global_init,
+    .global_destroy = global_destroy,
 };
 
-RCL_DEFINE_RAW_ALGORITHM(cptltkt, cptltkt_raw);
+RCL_DEFINE_COHORT_ALGORITHM(cptltkt, struct cptltkt, cptltkt_cohort);

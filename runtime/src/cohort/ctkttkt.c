@@ -40,44 +40,4 @@ static const struct cohort_ops ctkttkt_cohort = {
     .global_is_held = global_is_held,
 };
 
-static int ctkttkt_init(void *lock, const rcl_mutex_t *m)
-{
-    return cohort_init(lock, sizeof(struct ctkttkt), sizeof(struct tkt_local));
-}
-
-static void ctkttkt_destroy(void *lock)
-{
-    cohort_destroy(lock);
-}
-
-static void ctkttkt_acquire(void *lock, int policy)
-{
-    cohort_acquire(lock, &ctkttkt_cohort, policy);
-}
-
-static int ctkttkt_try(void *lock, int policy)
-{
-    return cohort_try_acquire(lock, &ctkttkt_cohort, policy);
-}
-
-static void ctkttkt_release(void *lock, int policy)
-{
-    cohort_release(lock, &ctkttkt_cohort, policy);
-}
-
-static int ctkttkt_is_held(void *lock)
-{
-    return cohort_is_held(lock, &ctkttkt_cohort);
-}
-
-static const struct rcl_raw_lock_ops ctkttkt_raw = {
-    .size = sizeof(struct ctkttkt),
-    .init = ctkttkt_init,
-    .destroy = ctkttkt_destroy,
-    .acquire = ctkttkt_acquire,
-    .try_acquire = ctkttkt_try,
-    .release = ctkttkt_release,
-    .is_held = ctkttkt_is_held,
-};
-
-RCL_DEFINE_RAW_ALGORITHM(ctkttkt, ctkttkt_raw);
+RCL_DEFINE_COHORT_ALGORITHM(ctkttkt, struct ctkttkt, ctkttkt_cohort);
