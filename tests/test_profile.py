@@ -172,7 +172,7 @@ def test_report_chart_is_drawn(one_hot_profile, two_hot_profile, tmp_path):
 def test_runtime_profile_algorithm_writes_the_same_schema(tmp_path):
     src = RUNTIME_DIR / "src"
     harness = compile_c(
-        [FIXTURES / "runtime_harness.c", src / "alg_profile.c"], tmp_path / "harness",
+        [FIXTURES / "runtime_harness.c", src / "pthread" / "profile.c"], tmp_path / "harness",
         "-std=gnu11", f"-I{RUNTIME_DIR / 'include'}", f"-I{src}",
     )
     out = tmp_path / "rt.json"
@@ -193,7 +193,7 @@ def test_runtime_profile_written_to_a_fifo_leaves_the_fifo_in_place(tmp_path):
     replaced /dev/null with a regular file."""
     src = RUNTIME_DIR / "src"
     harness = compile_c(
-        [FIXTURES / "runtime_harness.c", src / "alg_profile.c"], tmp_path / "harness",
+        [FIXTURES / "runtime_harness.c", src / "pthread" / "profile.c"], tmp_path / "harness",
         "-std=gnu11", f"-I{RUNTIME_DIR / 'include'}", f"-I{src}",
     )
     fifo = tmp_path / "profile.fifo"

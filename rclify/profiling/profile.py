@@ -4,7 +4,7 @@ profile.json is written by two producers with one schema (docs/profiling.md):
   - `rclify profile -- CMD` (source "preload"): runtime/profiler/preload.c writes raw records, which
     build_profile() turns into lock entries named by allocation site;
   - a transformed program run with RCLIFY_LOCKS='*=profile' (source "runtime"):
-    runtime/src/alg_profile.c writes the JSON itself, lock ids being lock_config.h ids.
+    runtime/src/pthread/profile.c writes the JSON itself, lock ids being lock_config.h ids.
 load() reads either and checks it, so `rclify report` and `rclify assign` never meet a half-read file.
 """
 

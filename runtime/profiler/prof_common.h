@@ -1,6 +1,6 @@
 /*
  * Pieces shared by the two lock profilers: the LD_PRELOAD library for unmodified programs
- * (profiler/preload.c) and the `profile` lock algorithm of the runtime (src/alg_profile.c).
+ * (profiler/preload.c) and the `profile` lock algorithm of the runtime (src/pthread/profile.c).
  *
  *   prof_now_ns()        CLOCK_MONOTONIC in nanoseconds (vDSO: no system call)
  *   struct prof_pmu      per-thread L1D / last-level cache-miss counters via perf_event_open,

@@ -2,9 +2,9 @@
  * The registry of lock algorithms, indexed by enum rcl_algorithm, generated from
  * include/rclify/algorithms.def.
  *
- * Each algorithm defines one `rcl_ops_<name>` (src/alg_<name>.c, or src/<name>/ when it has
- * several parts); the references here are strong so that linking against librclify.a pulls every
- * algorithm's object in, and a registered algorithm without its ops is a link error.
+ * Each algorithm defines one `rcl_ops_<name>` (in src/<family>/<name>.c); the references here
+ * are strong so that linking against librclify.a pulls every algorithm's object in, and a
+ * registered algorithm without its ops is a link error.
  */
 #include <stddef.h>
 

@@ -1,8 +1,8 @@
 /*
  * The interface every lock algorithm implements: each algorithm registered in
  * include/rclify/algorithms.def defines one `const struct rcl_lock_ops rcl_ops_<name>`, in
- * src/alg_<name>.c (or src/<name>/ for one made of several files); its name comes from the
- * registry (rcl_algorithm_name).
+ * src/<family>/<name>.c (the folder of its family holds the parts its members share); its name
+ * comes from the registry (rcl_algorithm_name).
  */
 #ifndef RCLIFY_LOCK_OPS_H
 #define RCLIFY_LOCK_OPS_H

@@ -1,6 +1,6 @@
 /*
  * pthread_mutex_clocklock for the algorithms built on a pthread mutex (posix, profile).  A header,
- * not a function of the core: alg_profile.c is also built alone (tests/test_profile.py).
+ * not a function of the core: pthread/profile.c is also built alone (tests/test_profile.py).
  *
  * CLOCK_REALTIME goes through pthread_mutex_timedlock, the same thing in glibc, which
  * ThreadSanitizer (GCC 12's libtsan) intercepts where it does not intercept

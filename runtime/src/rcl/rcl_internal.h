@@ -1,5 +1,5 @@
 /*
- * Remote Core Locking: structures shared by the client side (alg_rcl.c), the server side
+ * Remote Core Locking: structures shared by the client side (rcl.c), the server side
  * (rcl_server.c) and the client identifiers (rcl_clients.c).  Paper: Lozi et al., TOCS 2016, section 3, Algorithms 2-5.
  */
 #ifndef RCLIFY_RCL_INTERNAL_H
@@ -30,7 +30,7 @@ int rcl_clients_live(void); /* number of live identifiers (relaxed) */
 /* Special values of a mailbox's function word. */
 int rcl_fn_hybrid_lock(void *ctx);  /* request: take the lock for real_me and keep it */
 int rcl_fn_in_progress(void *ctx);  /* its section waits on a condvar, lock released: not claimable */
-int rcl_fn_withdrawn(void *ctx);    /* a timed hybrid lock gave up: not claimable (alg_rcl.c, withdraw) */
+int rcl_fn_withdrawn(void *ctx);    /* a timed hybrid lock gave up: not claimable (rcl.c, withdraw) */
 #define RCL_FN_HYBRID_LOCK (&rcl_fn_hybrid_lock)
 #define RCL_FN_IN_PROGRESS (&rcl_fn_in_progress)
 #define RCL_FN_WITHDRAWN (&rcl_fn_withdrawn)
@@ -146,7 +146,7 @@ void rcl_server_ensure_free(struct rcl_server *s);
 /* prepare_block: on a servicing thread, makes sure another servicing thread is free to serve the
  * other locks of its server.  No-op elsewhere. */
 void rcl_server_prepare_block(void);
-/* print_process_stats: the servers' table (rcl_server.c), then the locks' (alg_rcl.c). */
+/* print_process_stats: the servers' table (rcl_server.c), then the locks' (rcl.c). */
 void rcl_servers_print_stats(int fd);
 void rcl_locks_print_stats(int fd);
 

@@ -84,7 +84,7 @@ static rcl_cs_fn claim(struct rcl_request *r, struct rcl_lock **lockp)
     struct rcl_lock *l = ld_relaxed(&r->lock);
     int expected = RCL_NONE;
     /* seq_cst, with the re-read below: a timed hybrid lock withdraws its request with a seq_cst
-     * CAS on `function`, then reads the holder (alg_rcl.c, withdraw): either that re-read sees the
+     * CAS on `function`, then reads the holder (rcl.c, withdraw): either that re-read sees the
      * withdrawal, or the client sees this claim.  (On x86 both cost what acquire costs.) */
     if (!__atomic_compare_exchange_n(&l->holder, &expected, RCL_CLAIMING, 0, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED))
         return NULL; /* held (nested or hybrid section): try again on a later pass */

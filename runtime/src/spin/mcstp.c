@@ -38,7 +38,7 @@
  * The state: `word`, `sleepers` (the head, when asleep on word), `tail` (the queue), and `holder`
  * (the holder's queue node when it came through the queue, NULL when it stole the lock; written
  * only by the holder).  Orderings: taking the word is an acquire CAS (or the head's acquire load of
- * HANDED); releasing it is a release CAS or store; the MCS queue is as in alg_mcs.c.
+ * HANDED); releasing it is a release CAS or store; the MCS queue is as in mcs.c.
  */
 #include "core/qnode.h"
 #include "core/raw_lock.h"
