@@ -11,15 +11,14 @@ import re
 
 import clang.cindex as ci
 
-from rclify import pthread_api
 from rclify.ctext.cparse import ParsedFile, statement_range as stmt_range
 from rclify.ctext.preprocessor import (ConditionalBlock, conditional_around, conditional_block, same_condition,
                                        splits_conditional)
-from rclify.ctext.tokens import call_arguments, code_only, identifiers_used, matching_bracket, normalize, tokenize
+from rclify.ctext.tokens import identifiers_used, matching_bracket, normalize, tokenize
+from rclify.transform.cancellation_cleanups import check_cancellation_cleanups, pop_released_region
 from rclify.transform.loop_regions import loop_region
 from rclify.transform.macro_sections import expanded_section
 from rclify.transform.refusals import Reason
-from rclify.transform.thread_safe_calls import PURE, SETS_ERRNO
 from rclify.transform.regions import (HELD, RELEASED, SETJMP, VA, Region, RegionAnalysis, goto_label, may_be_lock,
                                      no_return_call, scoped_statement, unlabeled)
 from rclify.transform.vocabulary import (TIMED_LOCKS, LockOp, Vocabulary, checks_result, classify, guard_lock,
@@ -62,6 +61,10 @@ def find_regions(parsed: ParsedFile, function: ci.Cursor, vocab: Vocabulary) -> 
             lock_statements.append((start, end))
             if op.kind == "unlock" or start in relocks:
                 continue  # a loop-carried section's relock is part of it
+            if (popped := pop_released_region(parsed, vocab, function, compound, children, i, op)) is not None:
+                _finish(*popped)  # `pthread_cleanup_pop(1)` runs the unlock (cancellation_cleanups.py)
+                regions.append(popped[0])
+                continue
             region = _region_at(parsed, vocab, function, compound, children, i, op, compound == body)
             regions.append(region)
             if region.loop is not None:
@@ -73,69 +76,12 @@ def find_regions(parsed: ParsedFile, function: ci.Cursor, vocab: Vocabulary) -> 
     _check_nested_exits(regions)
     _check_labels(parsed, function, regions)
     _check_preprocessor(parsed, regions)
-    _check_cancellation_cleanups(parsed, vocab, body, regions)
+    check_cancellation_cleanups(parsed, vocab, body, regions)
     error_line = parsed.first_error_in(function)
     if error_line is not None:
         for region in regions:
             region.problems.insert(0, (Reason.PARSE_ERRORS, error_line))
     return sorted(regions, key=lambda r: r.start)
-
-
-_CLEANUP = re.compile(r"\bpthread_cleanup_(push|pop)\s*\(")
-
-
-def _check_cancellation_cleanups(parsed: ParsedFile, vocab: Vocabulary, body: ci.Cursor, regions: list[Region]) -> None:
-    """A region inside `pthread_cleanup_push(unlock, &m) ... pthread_cleanup_pop(...)` on its own
-    lock stays hybrid (cancellation-cleanup) when its section may reach a cancellation point
-    (cancellation_point_reached), or is not closed by its own unlock (`pthread_cleanup_pop(1)`
-    releases it), or the file turns on asynchronous cancellation: a thread cancelled in the section
-    (squashfs-tools cancels its workers while they wait on a condvar) must be cancelled where it
-    waits, on its own thread, and find the lock held by it when the handler unlocks it.  A section on
-    an RCL server would never see the cancel: the canceller's pthread_join hung."""
-    start = body.extent.start.offset
-    code = code_only(parsed.text(start, max((r.start for r in regions), default=start)))
-    if "pthread_cleanup_push" not in code:
-        return
-    asynchronous = b"PTHREAD_CANCEL_ASYNCHRONOUS" in parsed.data  # cancelled anywhere, not at points
-    for region in regions:
-        for call in _open_pushes(code, start, region.start):
-            op = classify(call, vocab) if call else None
-            if op is not None and op.kind == "unlock" and op.key == region.lock.key:
-                if asynchronous or region.problems or cancellation_point_reached(region, vocab):
-                    region.problems.insert(0, (Reason.CANCELLATION_CLEANUP, region.line))
-                break
-
-
-# what a section may call and reach no cancellation point: functions that never block (the
-# server allowlist's, but the condvar waits) and the compiler's builtins
-_NOT_CANCELLATION_POINTS = (PURE | SETS_ERRNO) - pthread_api.WAITS
-
-
-def cancellation_point_reached(region: Region, vocab: Vocabulary) -> bool:
-    """May the section reach a cancellation point (a condvar wait, I/O, a sleep, or anything not
-    known not to)?  Inside pthread_cleanup_push(unlock, its lock), a section that cannot is
-    extracted: a deferred cancel then never lands while the lock is held, in the original or on a
-    server, so the handler finds the lock as it would have (taken only by code outside the section,
-    which stays where it was).  Any call through a pointer, of a function of the tree or of an
-    unknown one counts as reaching one."""
-    return any(not (n.spelling in _NOT_CANCELLATION_POINTS or n.spelling.startswith("__builtin_")
-                    or n.spelling in vocab.names()) for n in region.section_calls())
-
-
-def _open_pushes(code: str, start: int, at: int) -> list[str]:
-    """The pthread_cleanup_push calls still open at offset at of the function (code: its body's
-    text from offset start), as `routine(arg);` ("" where not of that form)."""
-    pushes: list[str] = []
-    for m in _CLEANUP.finditer(code, 0, max(0, at - start)):
-        if m.group(1) == "pop":
-            if pushes:
-                pushes.pop()
-            continue
-        found = call_arguments(code, m.end() - 1)
-        args = found[0] if found else []
-        routine = re.search(r"([A-Za-z_]\w*)\s*$", args[0]) if len(args) == 2 else None
-        pushes.append(f"{routine.group(1)}({args[1]});" if routine else "")
-    return pushes
 
 
 def _region_at(parsed: ParsedFile, vocab: Vocabulary, function: ci.Cursor, compound: ci.Cursor,

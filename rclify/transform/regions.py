@@ -109,6 +109,9 @@ class Region:
     lifted: tuple[int, int] | None = None
     # a statement macro's section: its text is the expansion's
     expansion: MacroSection | None = None
+    # `pthread_cleanup_push(unlock, &m);` of a section its `pthread_cleanup_pop(1)` releases: the call
+    # site keeps the push and pops without running the handler (cancellation_cleanups.py)
+    released_by_pop: str = ""
 
     def unlocked_spans(self) -> list[tuple[int, int]]:
         """What runs in the caller, unlocked, though inside [lock_end, body_end): exits' tails,

@@ -282,6 +282,8 @@ class FileRenderer:
             # section exists there, the original text (its macros as defined) elsewhere
             test = " && ".join(f"({condition_expression(c)})" for c in region.lock.conditions)
             call = self._or_original(region, f"#if {test}", call)
+        if region.released_by_pop:  # the pop ran the handler, the unlock: the section unlocks now
+            call = f"{region.released_by_pop}\n{indent}{call} pthread_cleanup_pop(0);"
         line_start = self.parsed.data.rfind(b"\n", 0, region.start) + 1
         if call.startswith("#") and self.parsed.data[line_start:region.start].strip():
             call = "\n" + call  # a directive starts a line (`if (e) JOB_ERROR(e);`, under #if)
