@@ -122,6 +122,40 @@ def test_a_cmake_tree_gives_its_compile_database(tmp_path):
         flags.cleanup()
 
 
+@pytest.mark.skipif(shutil.which("cmake") is None or shutil.which("bear") is None,
+                    reason="cmake or bear is not installed (scripts/setup.sh installs them)")
+def test_another_platforms_cmake_build_gives_way_to_configure_and_its_make(tmp_path):
+    """apr's shape: a CMakeLists.txt that builds the Windows sources, a configure script that
+    writes the Unix build (a Makefile with flags of its own) and a header from a template
+    (apr.h, not an AC_CONFIG_HEADERS one).  The CMake database compiles none of the files that
+    use pthread mutexes, so the build configure writes is run under bear instead."""
+    (tmp_path / "win32").mkdir()
+    (tmp_path / "unix").mkdir()
+    (tmp_path / "win32" / "lock.c").write_text("int win_lock;\n")
+    (tmp_path / "unix" / "lock.c").write_text(
+        '#include "lib.h"\n#include <pthread.h>\n'
+        "void take(pthread_mutex_t *m) { pthread_mutex_lock(m); pthread_mutex_unlock(m); }\n")
+    (tmp_path / "CMakeLists.txt").write_text(
+        "cmake_minimum_required(VERSION 3.10)\nproject(t C)\nadd_library(t win32/lock.c)\n")
+    (tmp_path / "configure.ac").write_text("AC_INIT([t], [1])\nAC_CONFIG_HEADERS([cfg.h])\n")
+    (tmp_path / "configure").write_text(
+        "#!/bin/sh\necho '#define HAVE_THING 1' > cfg.h\necho '#define LIB_UNIX 1' > lib.h\n"
+        "printf 'all:\\n\\tcc -DFROM_CONFIGURE -c unix/lock.c -o lock.o\\n' > Makefile\n")
+    before = sorted(p.name for p in tmp_path.iterdir())
+    messages = []
+    flags = build_flags.find(tmp_path, None, [], messages.append)
+    try:
+        assert sorted(p.name for p in tmp_path.iterdir()) == before  # the tree is not touched
+        assert any("compiles none of the 1 C files that use pthread mutexes" in m for m in messages)
+        assert "after ./configure" in flags.source
+        words = flags.for_file(tmp_path / "unix" / "lock.c")
+        assert "-DFROM_CONFIGURE" in words
+        generated = Path(words[words.index("-idirafter") + 1])  # where lib.h was written, searched last
+        assert (generated / "lib.h").read_text() == "#define LIB_UNIX 1\n"
+    finally:
+        flags.cleanup()
+
+
 def test_transform_finds_headers_the_build_would(tmp_path):
     """End to end: a region in a file whose header lives in include/ is extracted, not refused
     for parse errors, with no flags given (the guess)."""
@@ -276,3 +310,20 @@ def test_a_meson_tree_gives_its_compile_database(tmp_path):
         assert "-DFROM_MESON=1" in flags.for_file(tmp_path / "src" / "a.c")
     finally:
         flags.cleanup()
+
+
+def test_a_file_built_in_several_configurations_is_analysed_in_the_one_with_threads(tmp_path):
+    """A library built static without threads and shared with them (the same file twice in the
+    database): the threaded configuration is the one whose locks ship, whichever comes last."""
+    (tmp_path / "lib.c").write_text("int x;\n")
+    (tmp_path / "other.c").write_text("int y;\n")
+    (tmp_path / "compile_commands.json").write_text(json.dumps([
+        {"directory": str(tmp_path), "file": "lib.c", "command": "cc -pthread -DHAVE_THREADS=1 -c lib.c -o shared/lib.o"},
+        {"directory": str(tmp_path), "file": "lib.c", "command": "cc -DHAVE_THREADS=0 -c lib.c -o static/lib.o"},
+        {"directory": str(tmp_path), "file": "other.c", "command": "cc -DNO_THREADS -c other.c"},
+        {"directory": str(tmp_path), "file": "other.c", "command": "cc -DMULTITHREAD -c other.c"},
+    ]))
+    flags = build_flags.find(tmp_path, None, [], quiet)
+    assert "-DHAVE_THREADS=1" in flags.for_file(tmp_path / "lib.c")
+    assert "-DMULTITHREAD" in flags.for_file(tmp_path / "other.c")
+    assert "2 compiled in several configurations" in flags.source

@@ -6,8 +6,11 @@ In order, the first that applies:
   2. CMake: a tree with CMakeLists.txt is configured in a scratch build directory with
      CMAKE_EXPORT_COMPILE_COMMANDS, and that database is read; Meson likewise: a tree with
      meson.build is set up (`meson setup`) in a scratch build directory, which always has one;
+  2b. a CMake or Meson database that compiles none of the files using the pthread lock API, in a
+     tree that has configure or a Makefile too, is another platform's build (apr): the next way;
   3. autotools: a tree with a configure script but no configuration is configured in a scratch
-     copy; its generated headers (config.h, MHD_config.h, ...) are found there;
+     copy; its generated headers (config.h, MHD_config.h, ...) are found there, and the Makefile
+     configure wrote runs under bear there (as 4) for the build's own flags;
   4. a plain Makefile: the tree's own build (`make`) runs under bear in a scratch copy, and the
      database bear records is read (zstd defines ZSTD_MULTITHREAD there, which no guess finds);
   5. a guess: the tree's root and every directory holding a header that some file includes.
@@ -73,8 +76,9 @@ def find(root: Path, database_dir: Path | None, extra: list[str], progress: Call
     root = root.resolve()
     flags = _from_database(root, database_dir)
     if flags is None and run_build:
-        flags = _from_cmake(root, progress) or _from_meson(root, progress) or _from_configure(root, progress) \
-            or _from_make(root, progress)
+        flags = _covering(_from_cmake(root, progress), root, progress) \
+            or _covering(_from_meson(root, progress), root, progress) \
+            or _from_configure(root, progress) or _from_make(root, progress)
     elif flags is None and any((root / name).is_file() for name in ("CMakeLists.txt", "meson.build", "configure",
                                                                      "Makefile", "makefile", "GNUmakefile")):
         progress("build flags: the tree's build scripts are not run for a dry run (give --configure to run "
@@ -85,6 +89,26 @@ def find(root: Path, database_dir: Path | None, extra: list[str], progress: Call
     flags.by_directory = {path: [*f, *extra] for path, f in flags.by_directory.items()}
     progress(f"build flags: {flags.source}")
     return flags
+
+
+_PTHREAD_LOCKING = re.compile(rb"\bpthread_(?:mutex|cond)_\w+\s*\(")
+
+
+def _covering(flags: BuildFlags | None, root: Path, progress: Callable[[str], None]) -> BuildFlags | None:
+    """flags, unless they come from a build script that compiles none of the tree's C files using
+    the pthread mutex or condvar API while another build script (configure, a Makefile) is there:
+    that script is another platform's (apr's CMakeLists.txt builds the Windows sources), and the
+    analysis would read the files that matter with flags guessed for them."""
+    if flags is None or not any((root / n).is_file() for n in ("configure", "Makefile", "makefile", "GNUmakefile")):
+        return flags
+    users = [p for p in root.rglob("*.c") if p.is_file() and not any(part.startswith(".") for part in p.relative_to(root).parts)
+             and _PTHREAD_LOCKING.search(p.read_bytes())]
+    if not users or any(p.resolve() in flags.per_file for p in users):
+        return flags
+    progress(f"build flags: {flags.source} compiles none of the {len(users)} C files that use pthread mutexes or "
+             f"condvars (another platform's build?); trying the tree's other build scripts")
+    flags.cleanup()
+    return None
 
 
 # -- 1. a compile database -------------------------------------------------------------------------
@@ -108,7 +132,7 @@ def read_database(path: Path, root: Path, name: str) -> BuildFlags:
         raise UsageError(f"{path}: not a readable compile database ({err})") from None
     _check_entries(path, entries)
     per_file: dict[Path, list[str]] = {}
-    missing = []
+    missing, several = [], set()
     for entry in entries:
         directory = (path.parent / entry.get("directory", ".")).resolve()  # relative: from the database
         file = (directory / entry["file"]).resolve()
@@ -116,12 +140,30 @@ def read_database(path: Path, root: Path, name: str) -> BuildFlags:
             missing.append(str(entry["file"]))
             continue
         words = entry.get("arguments") or shlex.split(entry.get("command", ""))
-        per_file[file] = analysis_flags(words[1:], directory)
+        flags = analysis_flags(words[1:], directory)
+        if file in per_file and flags != per_file[file]:
+            several.add(file)
+            if _with_threads(per_file[file]) and not _with_threads(flags):
+                continue  # built static without threads and shared with them: the threaded one
+        per_file[file] = flags
     if missing and not per_file:
         raise UsageError(f"{path} names only files that do not exist (first: {missing[0]}): "
                          "regenerate it, or remove it to let rclify find the flags")
     default = [f"-I{root}", *_common(per_file.values())]
-    return BuildFlags(f"{name} ({len(per_file)} files)", default, per_file, by_directory=_by_directory(per_file, default))
+    note = (f"; {len(several)} compiled in several configurations, each analysed in its last one with threads"
+            if several else "")
+    return BuildFlags(f"{name} ({len(per_file)} files{note})", default, per_file,
+                      by_directory=_by_directory(per_file, default))
+
+
+_THREAD_MACRO = re.compile(r"-D\w*THREAD\w*(=(?!0\b)\S*)?$")
+
+
+def _with_threads(flags: list[str]) -> bool:
+    """Do these flags build with threads (-pthread, or a -D naming threads, not turning them off:
+    -DHAVE_THREADS, -DZSTD_MULTITHREAD; not -DNO_THREADS, -DTHREADS=0)?"""
+    return "-pthread" in flags or any(_THREAD_MACRO.match(f) and not re.match(r"-D\w*(NO|DISABLE)\w*THREAD", f)
+                                      for f in flags)
 
 
 def _check_entries(path: Path, entries) -> None:
@@ -250,6 +292,13 @@ def _from_configure(root: Path, progress: Callable[[str], None]) -> BuildFlags |
         shutil.rmtree(scratch, ignore_errors=True)
         progress(f"warning: ./configure failed ({_last_line(proc.stderr or proc.stdout)}); guessing the flags")
         return None
+    if any((copy / name).is_file() for name in MAKEFILES) and shutil.which("bear") is not None:
+        # the build configure wrote: its own flags (apr's -I include/arch/unix, -D_GNU_SOURCE),
+        # which no guess finds, and the headers it generates
+        built = _make_under_bear(root, scratch, copy, copy, progress)
+        if built is not None:
+            built.source += " after ./configure"
+            return built
     flags = _configured(root, headers, copy)
     flags.source += " (configured in a scratch copy)"
     flags.scratch.append(scratch)
@@ -265,9 +314,21 @@ def _configured(root: Path, headers: list[str], generated_in: Path | None = None
     # the scratch copy is a whole copy of the tree: searched after the tree's own directories
     # (-idirafter), it gives the headers configure generated and nothing else; searched first, every
     # header of the tree resolved into the copy, and the analysis saw none of the tree's
-    dirs = sorted({str((generated_in / h).parent) for h in headers})
+    dirs = sorted({str((generated_in / h).parent) for h in headers} | _generated_header_dirs(root, generated_in))
     return BuildFlags(f"autotools ({', '.join(headers)})",
                       ["-DHAVE_CONFIG_H", *guessed.default, *[x for d in dirs for x in ("-idirafter", d)]])
+
+
+def _generated_header_dirs(root: Path, copy: Path) -> set[str]:
+    """The scratch copy's directories holding headers the tree lacks: those configure wrote besides
+    its config headers (apr's include/apr.h from apr.h.in, AC_CONFIG_FILES)."""
+    out = set()
+    for directory, dirs, files in os.walk(copy):
+        dirs[:] = [d for d in dirs if not d.startswith(".")]
+        here = Path(directory)
+        if any(name.endswith(".h") and not (root / (here / name).relative_to(copy)).exists() for name in files):
+            out.add(str(here))
+    return out
 
 
 # -- 4. a plain Makefile, built under bear -----------------------------------------------------------
@@ -296,10 +357,21 @@ def _from_make(root: Path, progress: Callable[[str], None]) -> BuildFlags | None
         return None
     scratch = Path(tempfile.mkdtemp(prefix="rclify-make-"))
     copy = scratch / root.name
-    inside = f" in {where.relative_to(root)}/" if where != root else ""
-    progress(f"build flags: no {DATABASE}; running the tree's own `make`{inside} under bear in a scratch copy "
-             f"({copy}); the tree itself is not touched")
     shutil.copytree(root, copy, symlinks=True, ignore=shutil.ignore_patterns(".git", ".rclify"))
+    flags = _make_under_bear(root, scratch, copy, copy / where.relative_to(root), progress)
+    if flags is None:
+        shutil.rmtree(scratch, ignore_errors=True)
+    return flags
+
+
+def _make_under_bear(root: Path, scratch: Path, copy: Path, where: Path,
+                     progress: Callable[[str], None]) -> BuildFlags | None:
+    """The compile database of the tree's own make run in where (inside copy, a scratch copy of
+    root under scratch) under bear, mapped back onto the tree; None when make recorded nothing
+    (scratch is then the caller's to remove)."""
+    inside = f" in {where.relative_to(copy)}/" if where != copy else ""
+    progress(f"build flags: running the tree's own `make`{inside} under bear in a scratch copy "
+             f"({copy}); the tree itself is not touched")
     recorded = scratch / DATABASE
     jobs = str(max(1, len(os.sched_getaffinity(0))))
     # -k: a build that fails late has compiled most files already; -B the second time: a tree
@@ -307,7 +379,7 @@ def _from_make(root: Path, progress: Callable[[str], None]) -> BuildFlags | None
     for always in ([], ["-B"]):
         try:
             proc = subprocess.run(["bear", "--output", str(recorded), "--", "make", "-k", *always, "-j", jobs],
-                                  cwd=copy / where.relative_to(root), capture_output=True, text=True,
+                                  cwd=where, capture_output=True, text=True,
                                   errors="replace", timeout=BUILD_TIMEOUT)
             failed = proc.returncode != 0
         except subprocess.TimeoutExpired:
@@ -317,14 +389,14 @@ def _from_make(root: Path, progress: Callable[[str], None]) -> BuildFlags | None
             break
         progress("build flags: make compiled nothing (the tree is built already?): again with make -B")
     if not entries:
-        shutil.rmtree(scratch, ignore_errors=True)
         why = "timed out" if proc is None else _last_line(proc.stderr or proc.stdout)
         progress(f"warning: make under bear recorded no compilation ({why}); guessing the flags")
         return None
     if failed:
         progress(f"warning: make in the scratch copy failed part way; using the {len(entries)} compilations it recorded")
     mapped = scratch / "mapped.json"
-    mapped.write_text(json.dumps([_mapped(entry, copy, root) for entry in entries]))
+    generated = sorted(_generated_header_dirs(root, copy))
+    mapped.write_text(json.dumps([_mapped(entry, copy, root, generated) for entry in entries]))
     flags = read_database(mapped, root, f"make under bear ({DATABASE} of a scratch build)")
     flags.scratch.append(scratch)  # generated headers the flags name stay there
     return flags
@@ -338,9 +410,11 @@ def _entries(path: Path) -> list[dict]:
     return [e for e in entries if isinstance(e, dict) and "file" in e]
 
 
-def _mapped(entry: dict, copy: Path, root: Path) -> dict:
+def _mapped(entry: dict, copy: Path, root: Path, generated: list[str] = ()) -> dict:
     """A database entry of the scratch copy, in the tree's terms: its directory, file and every
-    path argument that exists in the tree too (a header generated by the build stays in the copy)."""
+    path argument that exists in the tree too; generated: the copy's directories holding headers
+    the build wrote (config.h, apr.h), searched after every other (-idirafter), so a header the
+    tree has resolves in the tree and one only the build wrote in the copy."""
     def tree_path(word: str) -> str:
         if str(copy) not in word:
             return word
@@ -353,10 +427,12 @@ def _mapped(entry: dict, copy: Path, root: Path) -> dict:
     directory = Path(entry.get("directory", "") or copy)
     out["directory"] = str(directory).replace(str(copy), str(root))
     out["file"] = entry["file"].replace(str(copy), str(root))
+    after = [x for d in generated for x in ("-idirafter", d)]
     if "arguments" in entry:
-        out["arguments"] = [tree_path(w) for w in _absolute_paths(entry["arguments"], directory)]
+        out["arguments"] = [tree_path(w) for w in _absolute_paths(entry["arguments"], directory)] + after
     elif "command" in entry:
-        out["command"] = shlex.join(tree_path(w) for w in _absolute_paths(shlex.split(entry["command"]), directory))
+        out["command"] = shlex.join([tree_path(w) for w in _absolute_paths(shlex.split(entry["command"]), directory)]
+                                    + after)
     return out
 
 
