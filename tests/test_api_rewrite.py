@@ -168,6 +168,11 @@ def test_define_pass_and_include_helpers():
     once = add_include("#include <pthread.h>\n#include <pthread.h>\nint x;\n", "c.h")
     assert once == '#include <pthread.h>\n#include <pthread.h>\n#include "c.h"\n#line 3\nint x;\n'
     assert add_include(once, "c.h") == once
+    # nng's testing/marry.c: the first include is another platform's; the config header goes after
+    # one every configuration compiles (in an include guard too)
+    platform = "#ifndef M_H\n#define M_H\n#ifdef _WIN32\n#include <io.h>\n#else\n#include <poll.h>\n#endif\n#include <stdio.h>\nint x;\n#endif\n"
+    assert add_include(platform, "c.h") == platform.replace("#include <stdio.h>\n", '#include <stdio.h>\n#include "c.h"\n#line 9\n')
+    assert add_include("#ifdef _WIN32\n#include <io.h>\n#endif\nint x;\n", "c.h").startswith('#include "c.h"\n#line 1\n#ifdef')
 
 
 @pytest.mark.skipif(not (CORPUS_DIR.is_dir() and any(CORPUS_DIR.glob("*/*.c"))), reason="no corpus yet")

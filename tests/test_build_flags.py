@@ -326,4 +326,4 @@ def test_a_file_built_in_several_configurations_is_analysed_in_the_one_with_thre
     flags = build_flags.find(tmp_path, None, [], quiet)
     assert "-DHAVE_THREADS=1" in flags.for_file(tmp_path / "lib.c")
     assert "-DMULTITHREAD" in flags.for_file(tmp_path / "other.c")
-    assert "2 compiled in several configurations" in flags.source
+    assert "2 compiled in several configurations: each analysed in one with threads" in flags.source

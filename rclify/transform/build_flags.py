@@ -150,7 +150,7 @@ def read_database(path: Path, root: Path, name: str) -> BuildFlags:
         raise UsageError(f"{path} names only files that do not exist (first: {missing[0]}): "
                          "regenerate it, or remove it to let rclify find the flags")
     default = [f"-I{root}", *_common(per_file.values())]
-    note = (f"; {len(several)} compiled in several configurations, each analysed in its last one with threads"
+    note = (f"; {len(several)} compiled in several configurations: each analysed in one with threads, else its last"
             if several else "")
     return BuildFlags(f"{name} ({len(per_file)} files{note})", default, per_file,
                       by_directory=_by_directory(per_file, default))

@@ -58,6 +58,10 @@ class FileRenderer:
         self._decls = Declarations()
         self._hoist_plan: dict[int, list[Hoist]] = {}
         self._first_use: dict[str, int] = {}  # wrapper name -> where its first section goes
+        # the wrappers whose accessor or work function this file's code calls itself (not the inner
+        # ones of a chain, which only the outer accessor calls, in the wrapper's file: their types
+        # may be opaque here, nng's nni_mtx behind the public nng_mtx)
+        self._called_here: set[str] = set()
 
     # -- public --------------------------------------------------------------------------
     def plan(self) -> None:
@@ -89,7 +93,8 @@ class FileRenderer:
         # another file's static wrapper reached here is an inner one of a chain (pipeline.py refuses the
         # others): only its outer wrapper's accessor calls its accessor, in its own file
         inner = [w for outer in accessors_defined_here for w in outer.chain()[1:]]  # their accessors call these
-        needed = {w.name: w for w in [*self.accessors_used.values(), *accessors_defined_here, *inner]
+        called = [w for w in self.accessors_used.values() if w.name in self._called_here]
+        needed = {w.name: w for w in [*called, *accessors_defined_here, *inner]
                   if not (w.is_static and not w.in_header and w.name not in defined)}
         called_at: dict[str, int] = {}  # an inner wrapper's accessor: called by an accessor defined here
         for outer in accessors_defined_here:
@@ -220,6 +225,8 @@ class FileRenderer:
         for wrapper in region.wrappers_used():  # their accessor, their work function
             self.accessors_used[wrapper.name] = wrapper
             self._first_use[wrapper.name] = min(at, self._first_use.get(wrapper.name, at))
+        self._called_here.update(w.name for w in (region.lock.wrapper, region.end_work_of,
+                                                  *(e.work_of for e in region.exits)) if w is not None)
         indent = _indent_of(self.parsed.data, region.start)
         cs = templates().get_template("extract/cs_function.c.j2").render(
             function=fn_name, file=self.parsed.path.name, line=region.line,

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Callable
 
 from rclify.ctext.spatch import MACRO_FILE, run_spatch
+from rclify.ctext.preprocessor import guards_at
 from rclify.ctext.tokens import code_only
 from rclify.ctext.languages import by_language, is_cxx
 from rclify.transform.cxx import config_refs_for_cxx
@@ -253,16 +254,21 @@ def _define_name(code: str, at: int) -> str:
 
 def add_include(text: str, header: str) -> str:
     """text with `#include "header"` after its last <pthread.h> include (else its first include,
-    else at the top); unchanged when it includes it already.  A #line directive after it keeps
+    else at the top), among those no #if makes conditional; unchanged when it includes it already.  A #line directive after it keeps
     the following lines' numbers (__LINE__, assert messages, compiler diagnostics)."""
     line = f'#include "{header}"'
     if re.search(r'^[ \t]*#[ \t]*include[ \t]*"' + re.escape(header) + '"', text, re.M):
         return text
+    # an include under #if is compiled in that configuration only (nng's `#ifdef _WIN32 #include
+    # <io.h>` came first): the anchor is one every configuration compiles, else the top
+    data = text.encode(errors="surrogateescape")
+    def unconditional(m: re.Match) -> bool:
+        return not guards_at(data, len(text[: m.start()].encode(errors="surrogateescape")))
     anchor = None
-    for anchor in _PTHREAD_INCLUDE.finditer(text):
+    for anchor in filter(unconditional, _PTHREAD_INCLUDE.finditer(text)):
         pass
     if anchor is None:
-        anchor = _ANY_INCLUDE.search(text)
+        anchor = next(filter(unconditional, _ANY_INCLUDE.finditer(text)), None)
     if anchor is None:
         return f"{line}\n#line 1\n{text}"
     next_line = text.count("\n", 0, anchor.end()) + 2
