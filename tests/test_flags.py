@@ -97,3 +97,50 @@ def test_pkg_config_says_the_same(tmp_path):
     env = {"PKG_CONFIG_PATH": directory, "PATH": "/usr/bin:/bin"}
     libs = subprocess.run(["pkg-config", "--libs", "rclify"], capture_output=True, text=True, env=env, check=True)
     assert libs.stdout.split() == flags("--libs").split()
+
+
+PLUGIN = r"""#include <rclify.h>
+static rcl_mutex_t m = RCL_MUTEX_INITIALIZER(RCL_CONFIG_DEFAULT);
+static int bump(void *ctx) { ++*(long *)ctx; return 0; }
+long plugin_count(int rounds)
+{
+    long n = 0;
+    for (int i = 0; i < rounds; i++)
+        rcl_execute(&m, bump, &n);
+    return n;
+}
+"""
+LOADER = r"""#include <dlfcn.h>
+#include <stdio.h>
+int main(int argc, char **argv)
+{
+    (void)argc;
+    void *plugin = dlopen(argv[1], RTLD_NOW);
+    if (!plugin) {
+        fprintf(stderr, "%s\n", dlerror());
+        return 1;
+    }
+    long (*count)(int) = (long (*)(int))dlsym(plugin, "plugin_count");
+    printf("%ld\n", count(1000));
+    return 0;
+}
+"""
+
+
+@pytest.mark.parametrize("locks", ["*=posix", "*=rcl", "*=profile"])
+def test_a_shared_object_linked_with_the_runtime_loads_with_dlopen(tmp_path, locks):
+    """A plugin (apr's testdso module) links the runtime as every object of its build does: its
+    thread-locals must fit the static TLS glibc keeps for dlopen'ed initial-exec TLS (before: the
+    profile algorithm's 3.6 KB table failed the load with "cannot allocate memory in static TLS
+    block")."""
+    (tmp_path / "plugin.c").write_text(PLUGIN)
+    (tmp_path / "loader.c").write_text(LOADER)
+    cflags, libs = flags("--cflags").split(), flags("--libs").split()
+    subprocess.run(["cc", "-fPIC", "-shared", *cflags, "plugin.c", "-o", "plugin.so", *libs],
+                   cwd=tmp_path, check=True)
+    subprocess.run(["cc", *cflags, "loader.c", "-o", "loader", *libs, "-ldl"], cwd=tmp_path, check=True)
+    env = {"PATH": "/usr/bin:/bin", "RCLIFY_LOCKS": locks, "RCLIFY_PROFILE_OUT": str(tmp_path / "p.json")}
+    run = subprocess.run(["./loader", str(tmp_path / "plugin.so")], cwd=tmp_path, capture_output=True, text=True,
+                         env=env, timeout=60)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout == "1000\n"

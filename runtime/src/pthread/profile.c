@@ -51,7 +51,6 @@ struct prof_held {
 };
 
 struct prof_thread {
-    int registered;
     uint64_t start_ns; /* CLOCK_BOOTTIME, from /proc */
     struct prof_pmu pmu;
     unsigned nheld;
@@ -63,7 +62,11 @@ static pthread_once_t prof_once = PTHREAD_ONCE_INIT;
 static pthread_key_t prof_key;
 static int prof_pmu_status;              /* 0 available, else errno */
 static uint64_t prof_exited_threads, prof_exited_ns; /* atomic */
-static __thread struct prof_thread prof_self;
+/* Allocated on the thread's first lock operation: in TLS the struct (3.6 KB) took more static TLS
+ * than glibc keeps for the initial-exec TLS of a dlopen'ed object, and every shared object linked
+ * with the runtime (a plugin a program dlopens: apr's testdso) failed to load with "cannot allocate
+ * memory in static TLS block". */
+static __thread struct prof_thread *prof_self;
 
 static uint64_t boot_ns(void)
 {
@@ -104,14 +107,20 @@ static void prof_thread_exit(void *arg)
     if (t->pmu.fd >= 0)
         close(t->pmu.fd);
     t->pmu.fd = -1;
+    if (prof_self == t)
+        prof_self = NULL;
+    free(t);
 }
 
 static struct prof_thread *prof_thread(void)
 {
-    struct prof_thread *t = &prof_self;
-    if (__builtin_expect(t->registered, 1))
+    struct prof_thread *t = prof_self;
+    if (__builtin_expect(t != NULL, 1))
         return t;
-    t->registered = 1;
+    t = calloc(1, sizeof *t);
+    if (t == NULL)
+        rcl_fatal("profile: out of memory for a thread's held-lock table (%zu bytes)", sizeof *t);
+    prof_self = t;
     int cancel; /* open() and read() are cancellation points; a lock operation is not */
     pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
     t->start_ns = proc_start_ns("/proc/thread-self/stat");
@@ -412,7 +421,9 @@ static void acquired(rcl_mutex_t *m, uint64_t t0, uint64_t t1, int contended)
 
 static struct prof_held *find_held(rcl_mutex_t *m)
 {
-    struct prof_thread *t = &prof_self;
+    struct prof_thread *t = prof_self;
+    if (t == NULL) /* no lock taken through this algorithm on this thread */
+        return NULL;
     for (unsigned i = t->nheld; i-- > 0;)
         if (t->held[i].m == m)
             return &t->held[i];
@@ -422,7 +433,7 @@ static struct prof_held *find_held(rcl_mutex_t *m)
 static void account_misses(struct prof_held *h, int end_of_cs)
 {
     struct prof_pmu_sample now;
-    if (!h->pmu_ok || prof_pmu_read(&prof_self.pmu, &now) != 0)
+    if (!h->pmu_ok || prof_pmu_read(&prof_self->pmu, &now) != 0)
         return;
     for (int e = 0; e < PROF_PMU_EVENTS; e++)
         add_relaxed(&h->p->miss[e], now.v[e] - h->pmu.v[e]);
@@ -480,7 +491,7 @@ static int profile_unlock(rcl_mutex_t *m)
         return pthread_mutex_unlock(&m->posix);
     }
     struct prof_held copy = *h;
-    *h = prof_self.held[--prof_self.nheld];
+    *h = prof_self->held[--prof_self->nheld];
     account_misses(&copy, 1);
     int rc = pthread_mutex_unlock(&m->posix);
     add_relaxed(&copy.p->hold_ns, prof_now_ns() - copy.t_acq); /* release included */
@@ -536,7 +547,7 @@ static int profile_reacquire_after_wait(rcl_mutex_t *m)
     struct prof_held *h = find_held(m);
     if (h) { /* the section goes on: a new holding segment, not a new acquisition */
         h->t_acq = prof_now_ns();
-        h->pmu_ok = prof_self.pmu.fd >= 0 && prof_pmu_read(&prof_self.pmu, &h->pmu) == 0;
+        h->pmu_ok = prof_self->pmu.fd >= 0 && prof_pmu_read(&prof_self->pmu, &h->pmu) == 0;
     }
     return rc;
 }
