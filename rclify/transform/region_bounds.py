@@ -325,12 +325,22 @@ def _close(parsed: ParsedFile, vocab: Vocabulary, region: Region, following: lis
     op = region.lock
     analysis = RegionAnalysis(parsed, vocab, op.key, windows=windows)
     ended = False
-    for child in following:
+    i = -1
+    while i + 1 < len(following):
+        i += 1
+        child = following[i]
         if child.kind in (K.CASE_STMT, K.DEFAULT_STMT):
             analysis.problem(Reason.LABEL_IN_REGION, child)
             break
         inner = unlabeled(child)
         child_op = analysis.op_of(inner)
+        if child_op is not None and child_op.key == op.key and child_op.kind == "unlock" \
+                and (label := _held_label_after_exit(analysis, following, i)) is not None:
+            # `unlock; return; error: <locked>; unlock;`: a goto of the section reaches the label
+            # with the lock held: this unlock and its tail are an exit, the section goes on there
+            analysis.unlock_effects += child_op.effect_vars
+            i = analysis._tail(following, i, child_op) - 1
+            continue
         if child_op is not None and child_op.key == op.key and child_op.kind == "unlock":
             # `out_unlock: unlock(&m);`: a goto of the section to the label ends the section there
             region.end_label = inner is not child and child.kind == K.LABEL_STMT
@@ -372,6 +382,23 @@ def _close(parsed: ParsedFile, vocab: Vocabulary, region: Region, following: lis
     if ended and not region.is_trylock and identifiers_used(parsed.text(region.lock_end, region.body_end)) & VA:
         region.lifted = _variadic_reads(parsed, region, analysis, following)
     _finish(region, analysis)
+
+
+def _held_label_after_exit(analysis: RegionAnalysis, following: list[ci.Cursor], i: int) -> int | None:
+    """The index of the statement after the unlock following[i] when it is `unlock; <tail>;
+    jump;` followed by a label that a goto of the section, taken with the lock held, targets
+    (nng's `goto error; ... unlock; return; error: cleanup; unlock;`); else None."""
+    held = {label for label, _ in analysis.gotos_held}
+    for j in range(i + 1, len(following)):
+        child = following[j]
+        if child.kind in (K.CASE_STMT, K.DEFAULT_STMT, K.LABEL_STMT):
+            return None  # falls into it: the tail ends with no jump
+        if child.kind in (K.RETURN_STMT, K.GOTO_STMT, K.BREAK_STMT, K.CONTINUE_STMT) or no_return_call(child):
+            after = following[j + 1] if j + 1 < len(following) else None
+            if after is not None and after.kind == K.LABEL_STMT and after.spelling in held:
+                return j + 1
+            return None
+    return None
 
 
 _VA_START = re.compile(r"va_start\(\w+,\w+\);")
