@@ -327,3 +327,13 @@ def test_a_file_built_in_several_configurations_is_analysed_in_the_one_with_thre
     assert "-DHAVE_THREADS=1" in flags.for_file(tmp_path / "lib.c")
     assert "-DMULTITHREAD" in flags.for_file(tmp_path / "other.c")
     assert "2 compiled in several configurations: each analysed in one with threads" in flags.source
+
+
+def test_libtools_pic_and_static_compiles_are_one_configuration(tmp_path):
+    (tmp_path / "lib.c").write_text("int x;\n")
+    (tmp_path / "compile_commands.json").write_text(json.dumps([
+        {"directory": str(tmp_path), "file": "lib.c", "command": "cc -DHAVE_CONFIG_H -c lib.c -fPIC -DPIC -o .libs/lib.o"},
+        {"directory": str(tmp_path), "file": "lib.c", "command": "cc -DHAVE_CONFIG_H -c lib.c -o lib.o"},
+    ]))
+    flags = build_flags.find(tmp_path, None, [], quiet)
+    assert "several configurations" not in flags.source

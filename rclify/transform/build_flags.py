@@ -141,7 +141,8 @@ def read_database(path: Path, root: Path, name: str) -> BuildFlags:
             continue
         words = entry.get("arguments") or shlex.split(entry.get("command", ""))
         flags = analysis_flags(words[1:], directory)
-        if file in per_file and flags != per_file[file]:
+        # libtool compiles each file twice, with -DPIC and without: one configuration
+        if file in per_file and [f for f in flags if f != "-DPIC"] != [f for f in per_file[file] if f != "-DPIC"]:
             several.add(file)
             if _with_threads(per_file[file]) and not _with_threads(flags):
                 continue  # built static without threads and shared with them: the threaded one

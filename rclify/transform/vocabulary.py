@@ -314,6 +314,8 @@ def classify(text: str, vocab: Vocabulary, depth: int = 0) -> LockOp | None:
         return replace(op, mutex=pretty(op.mutex)) if op is not None else None
     if first == "if" and len(tokens) > 3 and tokens[1].text == "(":
         return _classify_checked(tokens, text, vocab, depth)
+    if first == "assert" and len(tokens) > 3 and tokens[1].text == "(" and matching_bracket(tokens, 1) == len(tokens) - 1:
+        return _classify_asserted(text[tokens[2].start : tokens[-2].end], vocab, depth)
     if first == "(" and len(tokens) > 2 and matching_bracket(tokens, 0) == len(tokens) - 1:
         return classify(text[tokens[0].end : tokens[-1].start], vocab, depth + 1)
     if any(t.text in ("&&", "||") for t in tokens):
@@ -509,6 +511,18 @@ def _classify_checked(tokens: list[Token], text: str, vocab: Vocabulary, depth: 
     return replace(found[0], checked=True)
 
 
+def _classify_asserted(test: str, vocab: Vocabulary, depth: int) -> LockOp | None:
+    """`assert(CALL == 0)` (libusb's `PTHREAD_CHECK(pthread_mutex_lock(m))` through `ASSERT_EQ`):
+    the lock call is made and its failure ends in __assert_fail, which does not return, so the
+    failure path is dropped as for `if (FAILED) abort();`.  Only a test true when the call
+    succeeded.  Under NDEBUG assert expands to nothing and no lock call is left: libclang's
+    statement then holds no call and is never read as a lock statement (may_be_lock)."""
+    found = _failure_test(test, vocab, depth + 1)
+    if found is None or found[1]:
+        return None
+    return replace(found[0], checked=True)
+
+
 def _top_level_semicolon(tokens: list[Token]) -> bool:
     """Does a `;` end a statement among tokens, outside brackets (so they are more than one)?"""
     depth = 0
@@ -567,9 +581,12 @@ def _failure_test(text: str, vocab: Vocabulary, depth: int) -> tuple[LockOp, boo
     if tokens[0].text == "!":
         inner = _failure_test(text[tokens[1].start :], vocab, depth) if len(tokens) > 1 else None
         return (inner[0], not inner[1]) if inner else None
-    if len(tokens) > 2 and tokens[-1].text == "0" and tokens[-2].text in ("!=", "=="):
-        inner = _failure_test(text[: tokens[-2].start], vocab, depth)
-        return (inner[0], inner[1] == (tokens[-2].text == "!=")) if inner else None
+    # `CALL != 0`, `CALL == (0)` (a macro's parameter substituted in parentheses)
+    zero = len(tokens) - 1 if tokens[-1].text == "0" else len(tokens) - 3 \
+        if len(tokens) > 4 and [t.text for t in tokens[-3:]] == ["(", "0", ")"] else -1
+    if zero > 1 and tokens[zero - 1].text in ("!=", "=="):
+        inner = _failure_test(text[: tokens[zero - 1].start], vocab, depth)
+        return (inner[0], inner[1] == (tokens[zero - 1].text == "!=")) if inner else None
     macro = vocab.macros.get(tokens[0].text)
     if macro is not None and macro.params and len(tokens) > 2 and tokens[1].text == "(" \
             and matching_bracket(tokens, 1) == len(tokens) - 1:
