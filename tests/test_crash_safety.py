@@ -7,9 +7,6 @@ and signals itself at the Nth): every write is a kill point, not a sample of the
 is computed once and reused by the killed runs (it writes nothing into the tree); the runs that
 recover are the plain CLI."""
 
-import hashlib
-import os
-import pickle
 import shutil
 import signal
 import subprocess

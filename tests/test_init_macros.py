@@ -7,7 +7,6 @@ its THREADS_DEBUG build (a function of the same name).
 """
 
 import json
-import os
 import re
 import shutil
 import subprocess

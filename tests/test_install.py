@@ -7,7 +7,6 @@ dependencies from the package index)."""
 
 import os
 import shutil
-import stat
 import subprocess
 import sys
 import tempfile
@@ -77,7 +76,7 @@ def use_it(rclify: str, home: Path, user=None) -> None:
     assert run(["./prog"], tree, {**env, "RCLIFY_LOCKS": "*=rcl"}, user).stdout == expected
     run([rclify, "profile", "-o", str(home / "profile.json"), "--", "./prog"], tree, env, user)
     assert (home / "profile.json").is_file()
-    build = f"gcc -O1 $RCLIFY_CFLAGS -I. main.c registry.c -o prog $RCLIFY_LIBS"
+    build = "gcc -O1 $RCLIFY_CFLAGS -I. main.c registry.c -o prog $RCLIFY_LIBS"
     checked = run([rclify, "check", str(tree), "--build", build, "--test", "./prog",
                    "--locks", "*=posix", "--locks", "*=rcl"], home, env, user)
     assert "rcl" in checked.stdout, checked.stdout

@@ -1,7 +1,6 @@
 """The tree's declaration macros given to spatch (rclify/ctext/tree_macros.py)."""
 
 import shutil
-from pathlib import Path
 
 import pytest
 

@@ -4,7 +4,6 @@ measure that, docs/benchmarks.md): the tests check what is written, what is kept
 what is refused."""
 
 import json
-import os
 import shutil
 import stat
 import subprocess

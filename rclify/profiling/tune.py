@@ -35,7 +35,6 @@ import statistics
 import subprocess
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from rclify import algorithms
 from rclify.errors import UsageError

@@ -335,7 +335,7 @@ def _close(parsed: ParsedFile, vocab: Vocabulary, region: Region, following: lis
         inner = unlabeled(child)
         child_op = analysis.op_of(inner)
         if child_op is not None and child_op.key == op.key and child_op.kind == "unlock" \
-                and (label := _held_label_after_exit(analysis, following, i)) is not None:
+                and _held_label_after_exit(analysis, following, i) is not None:
             # `unlock; return; error: <locked>; unlock;`: a goto of the section reaches the label
             # with the lock held: this unlock and its tail are an exit, the section goes on there
             analysis.unlock_effects += child_op.effect_vars
