@@ -251,6 +251,8 @@ def _use_own_static_wrappers(rel: str, found: list[Region], vocab) -> None:
                   if w.is_static and not w.in_header and w.file != rel and (w.name in direct or w.work)]
         if others:
             region.problems.append((Reason.UNRECOGNIZED_LOCK_SHAPE, region.line))
+            region.unrecognized = region.unrecognized or (
+                f"{others[0].name}(), a static function of {others[0].file}, would have to be called from {rel}")
 
 
 def _callees(region: Region) -> set[str]:

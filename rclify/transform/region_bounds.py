@@ -472,6 +472,7 @@ def _finish(region: Region, analysis: RegionAnalysis) -> None:
             analysis.problems.append((Reason.JUMP_OUT_WHILE_LOCKED, line))
     region.exits = analysis.exits
     region.windows = analysis.windows
+    region.unrecognized = region.unrecognized or analysis.unrecognized
     region.unlock_effects += analysis.unlock_effects
     for window in region.windows:  # its pieces go to two functions: no #if block may span them
         if splits_conditional(parsed.text(window.unlock_start, window.relock_end)):

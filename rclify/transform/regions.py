@@ -109,6 +109,7 @@ class Region:
     lifted: tuple[int, int] | None = None
     # a statement macro's section: its text is the expansion's
     expansion: MacroSection | None = None
+    unrecognized: str = ""  # with an unrecognized-lock-shape refusal: what was not recognised
     # `pthread_cleanup_push(unlock, &m);` of a section its `pthread_cleanup_pop(1)` releases: the call
     # site keeps the push and pops without running the handler (cancellation_cleanups.py)
     released_by_pop: str = ""
@@ -202,6 +203,7 @@ class RegionAnalysis:
         self.depth = 0  # blocks entered below the region's own statements
         self.allow_windows = windows
         self.windows: list[Window] = []
+        self.unrecognized = ""  # what an unrecognized-lock-shape refusal did not recognise
         # other locks held where we are through a scoped statement or a cleanup guard: a window
         # there would hold them across two runs of the section (two threads, under combining)
         self.held_by_scope = 0
@@ -294,6 +296,9 @@ class RegionAnalysis:
         for node in cursor.walk_preorder():
             if node.kind == K.CALL_EXPR and node.spelling in self.vocab.names():
                 self.problem(Reason.UNRECOGNIZED_LOCK_SHAPE, node)
+                self.unrecognized = self.unrecognized or (
+                    f"{node.spelling}() at line {node.extent.start.line} is part of a larger expression or statement, "
+                    f"not a lock statement of its own")
                 return
 
     def branch(self, cursor: ci.Cursor) -> set[str]:

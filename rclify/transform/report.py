@@ -12,7 +12,7 @@ from rclify import __version__, lock_config
 from rclify.transform.discover import NOT_HANDLED
 from rclify.transform import call_sites
 from rclify.transform.call_sites import CallSite
-from rclify.transform.refusals import REASONS
+from rclify.transform.refusals import REASONS, Reason
 from rclify.transform.regions import Region
 from rclify.transform.render import FileRenderer
 
@@ -117,7 +117,9 @@ def region_record(rel: str, region: Region, renderer: FileRenderer) -> dict:
                 "reason": placement.override.reason, "section": placement.override.section}
     else:
         reason, line = region.problems[0]
-        record |= {"status": "hybrid", "reason": str(reason), "reason_line": line, "why": REASONS[reason],
+        why = REASONS[reason] + (f": {region.unrecognized}" if reason == Reason.UNRECOGNIZED_LOCK_SHAPE
+                                 and region.unrecognized else "")
+        record |= {"status": "hybrid", "reason": str(reason), "reason_line": line, "why": why,
                    "other_reasons": sorted({str(r) for r, _ in region.problems[1:]} - {reason})}
     return record
 
