@@ -38,6 +38,8 @@ FEATURES = {
     "errno-tls": "errno and _Thread_local reads in sections",
     "stdatomic": "<stdatomic.h> in a function with a section (issue 22: parse errors)",
     "locals": "struct, array, volatile, static and const locals in sections; &local to a helper",
+    "error-label": "gotos taken locked to an error label placed after a top-level `unlock; return;` (issue 24)",
+    "cleanup-pop": "a section inside pthread_cleanup_push(unlock) ... pthread_cleanup_pop(1), the push before or after the lock (issue 24)",
 }
 
 # features whose transform bugs are known and not fixed yet: left out of the fixed campaign
@@ -45,7 +47,7 @@ FEATURES = {
 # func-macro, stdatomic; fixed in 745d60c and 16dd0f0, all generated again)
 KNOWN_BUGS: tuple[str, ...] = ()
 
-LOCK_STYLES = ("direct", "macro", "checked", "checked-macro", "wrapper")
+LOCK_STYLES = ("direct", "macro", "checked", "checked-macro", "wrapper", "asserted")
 
 PRELUDE = r"""#define _GNU_SOURCE
 #include <pthread.h>
@@ -78,6 +80,7 @@ __attribute__((unused)) static long fz_var_helper(int n, ...)
     return s;
 }}
 __attribute__((unused)) static void fz_add_to(long *p, long v) {{ *p += v; }}
+__attribute__((unused)) static void fz_unlock_handler(void *m) {{ pthread_mutex_unlock(m); }}
 long fz_extern_helper(long a, long b);
 """
 
@@ -90,7 +93,8 @@ def lock_stmt(style: str, expr: str) -> str:
             "macro": f"LOCK({expr});",
             "checked": f"if (pthread_mutex_lock({expr}) != 0) abort();",
             "checked-macro": f"CHECKED_LOCK({expr});",
-            "wrapper": f"fz_lock({expr});"}[style]
+            "wrapper": f"fz_lock({expr});",
+            "asserted": f"assert(pthread_mutex_lock({expr}) == 0);"}[style]
 
 
 def unlock_stmt(style: str, expr: str) -> str:
@@ -98,7 +102,8 @@ def unlock_stmt(style: str, expr: str) -> str:
             "macro": f"UNLOCK({expr});",
             "checked": f"if (pthread_mutex_unlock({expr}) != 0) abort();",
             "checked-macro": f"CHECKED_UNLOCK({expr});",
-            "wrapper": f"fz_unlock({expr});"}[style]
+            "wrapper": f"fz_unlock({expr});",
+            "asserted": f"assert(pthread_mutex_unlock({expr}) == 0);"}[style]
 
 
 @dataclass
@@ -221,8 +226,13 @@ def scen_threads(g: Gen, k: str) -> Scenario:
         feats.add("func-macro")
         body.append(f"{sh}->sum += FN_LEN();")
     decl_tail = ""
+    escapes = any("bp = buf;" in b for b in body)  # a push/pop pair is a block: buf would die at the pop
     if own_unlock:
         region = [lock_stmt(st, lk), *body, f"{k}_unlock:", unlock_stmt(st, lk)]
+    elif exit_kind is None and not escapes and g.on("cleanup-pop", 0.25):
+        feats.add("cleanup-pop")
+        push, pop = f"pthread_cleanup_push(fz_unlock_handler, {lk});", "pthread_cleanup_pop(1);"
+        region = [push, lock_stmt(st, lk), *body, pop] if r.random() < 0.5 else [lock_stmt(st, lk), push, *body, pop]
     else:
         region = [lock_stmt(st, lk), *body, unlock_stmt(st, lk)]
     loop_body = "\n        ".join([f"long v = (long)((i * {m1} + tid * {m2}) % 1000);", *pre, *region, *post])
@@ -423,6 +433,12 @@ def scen_exits(g: Gen, k: str) -> Scenario:
         feats.add("goto-own-unlock")
     zero_case = "if (amt == 0) goto unlock;" if own else f"if (amt == 0) {{ {unlock_stmt(st, lk)} return 0; }}"
     label = "unlock:\n    " if own else ""
+    # gotos taken with the lock held to an error label after a top-level `unlock; return rc;`
+    error_label = not own and g.on("error-label", 0.4)
+    if error_label:
+        feats.add("error-label")
+    negative = "if (amt % 9 == 4) {\n        rc = -3;\n        goto fail;\n    }\n    " if error_label else ""
+    fail = (f"\n    return rc;\nfail:\n    a->log += 3;\n    {unlock_stmt(st, lk)}\n    rc -= 1;") if error_label else ""
     loop_lock = "&" + k + "_m"
     n = r.randint(20, 120)
     decls = f"""struct {k}_acct {{ pthread_mutex_t m; long bal; long log; }};
@@ -432,7 +448,7 @@ static int {k}_take(struct {k}_acct *a, long amt)
 {{
     int rc = 0;
     {lock_stmt(st, lk)}
-    if (amt < 0) {{
+    {negative}if (amt < 0) {{
         {unlock_stmt(st, lk)}
         return -2;
     }}
@@ -445,7 +461,7 @@ static int {k}_take(struct {k}_acct *a, long amt)
     {zero_case}
     a->bal -= amt;
     a->log += amt;
-    {label}{unlock_stmt(st, lk)}
+    {label}{unlock_stmt(st, lk)}{fail}
 out:
     return rc;
 }}
