@@ -173,6 +173,11 @@ def test_define_pass_and_include_helpers():
     platform = "#ifndef M_H\n#define M_H\n#ifdef _WIN32\n#include <io.h>\n#else\n#include <poll.h>\n#endif\n#include <stdio.h>\nint x;\n#endif\n"
     assert add_include(platform, "c.h") == platform.replace("#include <stdio.h>\n", '#include <stdio.h>\n#include "c.h"\n#line 9\n')
     assert add_include("#ifdef _WIN32\n#include <io.h>\n#endif\nint x;\n", "c.h").startswith('#include "c.h"\n#line 1\n#ifdef')
+    # every include conditional: before the block holding the first, after a feature macro
+    gnu = "#define _GNU_SOURCE\n#ifdef HAVE_X\n#include <x.h>\n#endif\nint y;\n"
+    assert add_include(gnu, "c.h") == '#define _GNU_SOURCE\n#include "c.h"\n#line 2\n#ifdef HAVE_X\n#include <x.h>\n#endif\nint y;\n'
+    guarded = "#ifndef G_H\n#define G_H\n#ifdef HAVE_X\n#include <x.h>\n#endif\n#endif\n"
+    assert add_include(guarded, "c.h") == '#ifndef G_H\n#define G_H\n#include "c.h"\n#line 3\n#ifdef HAVE_X\n#include <x.h>\n#endif\n#endif\n'
 
 
 @pytest.mark.skipif(not (CORPUS_DIR.is_dir() and any(CORPUS_DIR.glob("*/*.c"))), reason="no corpus yet")

@@ -270,6 +270,31 @@ def add_include(text: str, header: str) -> str:
     if anchor is None:
         anchor = next(filter(unconditional, _ANY_INCLUDE.finditer(text)), None)
     if anchor is None:
-        return f"{line}\n#line 1\n{text}"
+        # every include is conditional: before the #if block holding the first one, after what
+        # precedes it (`#define _GNU_SOURCE` must stay before any system header)
+        first = _ANY_INCLUDE.search(text)
+        at = _opening_of_outer_conditional(text, first.start()) if first else 0
+        return f"{text[:at]}{line}\n#line {text.count(chr(10), 0, at) + 1}\n{text[at:]}"
     next_line = text.count("\n", 0, anchor.end()) + 2
     return f"{text[: anchor.end()]}\n{line}\n#line {next_line}{text[anchor.end():]}"
+
+
+_CONDITIONAL = re.compile(r"^[ \t]*#[ \t]*(if|ifdef|ifndef|endif)\b(.*)$", re.M)
+
+
+def _opening_of_outer_conditional(text: str, offset: int) -> int:
+    """The start of the line opening the outermost #if block open at offset, an include guard
+    aside (`#ifndef X` followed by `#define X`: inside it is where the include belongs); offset's
+    own line start when none is open."""
+    stack: list[int] = []
+    code = code_only(text)
+    for m in _CONDITIONAL.finditer(code, 0, offset):
+        if m.group(1) == "endif":
+            if stack:
+                stack.pop()
+            continue
+        guard = m.group(1) == "ifndef" and re.match(r"[ \t]*#[ \t]*define[ \t]+" + re.escape(m.group(2).strip()) + r"\b",
+                                                     code[m.end() + 1 :]) is not None
+        stack.append(-1 if guard else m.start())
+    opened = [at for at in stack if at >= 0]
+    return opened[0] if opened else text.rfind("\n", 0, offset) + 1
