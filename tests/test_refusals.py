@@ -10,7 +10,7 @@ shared header, a C++ file); expected.txt holds the facts the report must show fo
     reason_line: 10     optional: the line the reason points at (parse-errors: the first error)
     file: name.h        optional: the file the region is in (default input.c; the fixture may
                         hold headers input.c includes)
-    why_contains: text  optional: words the report's `why` must hold (what was not recognised)
+    unrecognized: text  optional: words the record's `unrecognized` must hold (what was not recognised)
 """
 
 import json
@@ -104,5 +104,5 @@ def test_region_is_left_hybrid_for_its_reason(case, tmp_path):
         assert region["function"] == facts["function"]
     if "reason_line" in facts:
         assert region["reason_line"] == int(facts["reason_line"])
-    if "why_contains" in facts:
-        assert facts["why_contains"] in region["why"], region["why"]
+    if "unrecognized" in facts:
+        assert facts["unrecognized"] in region.get("unrecognized", ""), region

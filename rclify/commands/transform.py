@@ -94,8 +94,7 @@ def run(args) -> int:
         print(f"  not rewritten (no runtime equivalent): {error}")
     for record in outcome.regions:
         if record["status"] == "hybrid":
-            # an unrecognised shape says what it was (the other reasons' sentences are in the report)
-            what = record["why"].partition(": ")[2] if record["reason"] == "unrecognized-lock-shape" else ""
+            what = record.get("unrecognized")  # an unrecognised shape says what it was
             print(f"  hybrid: {record['file']}:{record['line']} in {record['function']}(): "
                   f"{record['reason']} (line {record['reason_line']}{': ' + what if what else ''})")
     if args.check:  # 1: the transform would change the tree

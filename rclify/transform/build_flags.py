@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+from rclify import pthread_api
 from rclify.ctext.preprocessor import quoted_includes
 from rclify.errors import UsageError
 
@@ -91,9 +92,6 @@ def find(root: Path, database_dir: Path | None, extra: list[str], progress: Call
     return flags
 
 
-_PTHREAD_LOCKING = re.compile(rb"\bpthread_(?:mutex|cond)_\w+\s*\(")
-
-
 def _covering(flags: BuildFlags | None, root: Path, progress: Callable[[str], None]) -> BuildFlags | None:
     """flags, unless they come from a build script that compiles none of the tree's C files using
     the pthread mutex or condvar API while another build script (configure, a Makefile) is there:
@@ -102,7 +100,7 @@ def _covering(flags: BuildFlags | None, root: Path, progress: Callable[[str], No
     if flags is None or not any((root / n).is_file() for n in ("configure", "Makefile", "makefile", "GNUmakefile")):
         return flags
     users = [p for p in root.rglob("*.c") if p.is_file() and not any(part.startswith(".") for part in p.relative_to(root).parts)
-             and _PTHREAD_LOCKING.search(p.read_bytes())]
+             and pthread_api.CALL.search(p.read_text(errors="replace"))]
     if not users or any(p.resolve() in flags.per_file for p in users):
         return flags
     progress(f"build flags: {flags.source} compiles none of the {len(users)} C files that use pthread mutexes or "
@@ -161,10 +159,10 @@ _THREAD_MACRO = re.compile(r"-D\w*THREAD\w*(=(?!0\b)\S*)?$")
 
 
 def _with_threads(flags: list[str]) -> bool:
-    """Do these flags build with threads (-pthread, or a -D naming threads, not turning them off:
-    -DHAVE_THREADS, -DZSTD_MULTITHREAD; not -DNO_THREADS, -DTHREADS=0)?"""
-    return "-pthread" in flags or any(_THREAD_MACRO.match(f) and not re.match(r"-D\w*(NO|DISABLE)\w*THREAD", f)
-                                      for f in flags)
+    """Do these analysis flags build with threads: a -D naming threads, not turning them off
+    (-DHAVE_THREADS, -DZSTD_MULTITHREAD; not -DNO_THREADS, -DTHREADS=0)?  (-pthread is no
+    analysis flag: analysis_flags keeps what the preprocessor and parser see.)"""
+    return any(_THREAD_MACRO.match(f) and not re.match(r"-D\w*(NO|DISABLE)\w*THREAD", f) for f in flags)
 
 
 def _check_entries(path: Path, entries) -> None:

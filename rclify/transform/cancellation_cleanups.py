@@ -128,7 +128,6 @@ def pop_released_region(parsed: ParsedFile, vocab: Vocabulary, function: ci.Curs
     analysis.block(statements, is_switch_body=False)
     if analysis.exits:  # leaving a push/pop pair by a jump is undefined: never moved
         analysis.problems.append((Reason.CANCELLATION_CLEANUP, region.line))
-    region.problems = analysis.problems  # for section_calls' sake until region_bounds finishes it
     if asynchronous(parsed) or cancellation_point_reached(region, vocab):
         analysis.problems.insert(0, (Reason.CANCELLATION_CLEANUP, region.line))
     return region, analysis

@@ -77,9 +77,6 @@ def relative_files(root: Path, files: list[Path]) -> list[str]:
     return sorted(set(out))
 
 
-_PTHREAD_CALL = re.compile(r"\bpthread_(?:mutex|cond)_\w+\s*\(")
-
-
 def unseen_calls(texts: dict[str, str], files: list[str], records: list[dict]) -> dict[str, str]:
     """Safety net: pthread calls in a file's text that spatch did not report.
 
@@ -94,7 +91,7 @@ def unseen_calls(texts: dict[str, str], files: list[str], records: list[dict]) -
     out = {}
     for file in files:
         code = code_only(texts[file])
-        for m in _PTHREAD_CALL.finditer(code):
+        for m in pthread_api.CALL.finditer(code):
             line = code.count("\n", 0, m.start()) + 1
             if line not in seen.get(file, set()):
                 name = m.group(0).rstrip("( \t")
@@ -114,7 +111,7 @@ def define_calls(texts: dict[str, str], files: list[str], records: list[dict]) -
     for file in files:
         text = texts[file]
         code = code_only(text)
-        for m in _PTHREAD_CALL.finditer(code):
+        for m in pthread_api.CALL.finditer(code):
             line = code.count("\n", 0, m.start()) + 1
             if (file, line) in seen or define_around(code, line) is None:
                 continue

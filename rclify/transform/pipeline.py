@@ -246,7 +246,7 @@ def _use_own_static_wrappers(rel: str, found: list[Region], vocab) -> None:
         # the section and its call site call the wrapper it locks through and the work functions;
         # an inner wrapper's accessor is called by the outer's, in the outer's file
         # (lib_mtx_lock -> plat_mtx_lock -> a static checked helper of plat.c)
-        direct = {w.name for w in (region.lock.wrapper, region.end_work_of, *(e.work_of for e in region.exits)) if w}
+        direct = {w.name for w in region.wrappers_called()}
         others = [w for w in region.wrappers_used()
                   if w.is_static and not w.in_header and w.file != rel and (w.name in direct or w.work)]
         if others:

@@ -20,7 +20,7 @@ from rclify.transform.loop_regions import loop_region
 from rclify.transform.macro_sections import expanded_section
 from rclify.transform.refusals import Reason
 from rclify.transform.regions import (HELD, RELEASED, SETJMP, VA, Region, RegionAnalysis, goto_label, may_be_lock,
-                                     no_return_call, scoped_statement, unlabeled)
+                                     no_return_call, scoped_statement, tail_extent, unlabeled)
 from rclify.transform.vocabulary import (TIMED_LOCKS, LockOp, Vocabulary, checks_result, classify, guard_lock,
                                         lock_calls)
 
@@ -339,7 +339,7 @@ def _close(parsed: ParsedFile, vocab: Vocabulary, region: Region, following: lis
             # `unlock; return; error: <locked>; unlock;`: a goto of the section reaches the label
             # with the lock held: this unlock and its tail are an exit, the section goes on there
             analysis.unlock_effects += child_op.effect_vars
-            i = analysis._tail(following, i, child_op) - 1
+            i = analysis.exit_at(following, i, child_op) - 1
             continue
         if child_op is not None and child_op.key == op.key and child_op.kind == "unlock":
             # `out_unlock: unlock(&m);`: a goto of the section to the label ends the section there
@@ -388,17 +388,10 @@ def _held_label_after_exit(analysis: RegionAnalysis, following: list[ci.Cursor],
     """The index of the statement after the unlock following[i] when it is `unlock; <tail>;
     jump;` followed by a label that a goto of the section, taken with the lock held, targets
     (nng's `goto error; ... unlock; return; error: cleanup; unlock;`); else None."""
-    held = {label for label, _ in analysis.gotos_held}
-    for j in range(i + 1, len(following)):
-        child = following[j]
-        if child.kind in (K.CASE_STMT, K.DEFAULT_STMT, K.LABEL_STMT):
-            return None  # falls into it: the tail ends with no jump
-        if child.kind in (K.RETURN_STMT, K.GOTO_STMT, K.BREAK_STMT, K.CONTINUE_STMT) or no_return_call(child):
-            after = following[j + 1] if j + 1 < len(following) else None
-            if after is not None and after.kind == K.LABEL_STMT and after.spelling in held:
-                return j + 1
-            return None
-    return None
+    after, ends_with_jump = tail_extent(following, i)
+    label = following[after] if ends_with_jump and after < len(following) else None
+    held = {name for name, _ in analysis.gotos_held}
+    return after if label is not None and label.kind == K.LABEL_STMT and label.spelling in held else None
 
 
 _VA_START = re.compile(r"va_start\(\w+,\w+\);")

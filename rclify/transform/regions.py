@@ -129,13 +129,18 @@ class Region:
                 if self.lock_end <= n.extent.start.offset < self.body_end
                 and not any(s <= n.extent.start.offset < e for s, e in tails)]
 
-    def wrappers_used(self) -> list[Wrapper]:
-        """The wrappers whose generated functions the section uses: the lock's accessor (and those
-        of the wrappers it goes through, which it calls), the work functions of the wrappers that
-        take and release the lock."""
-        found = [*(self.lock.wrapper.chain() if self.lock.wrapper else []), self.end_work_of,
-                 *(e.work_of for e in self.exits)]
+    def wrappers_called(self) -> list[Wrapper]:
+        """The wrappers whose generated functions the section and its call site call themselves:
+        the accessor of the wrapper it locks through (not of those it goes through: that accessor
+        calls theirs, in its own file), the work functions of the wrappers that take and release it."""
+        found = [self.lock.wrapper, self.end_work_of, *(e.work_of for e in self.exits)]
         return list({w.name: w for w in found if w is not None}.values())
+
+    def wrappers_used(self) -> list[Wrapper]:
+        """The wrappers whose generated functions the section uses: those it calls, and the inner
+        wrappers of the chain the lock's accessor goes through."""
+        found = [*(self.lock.wrapper.chain() if self.lock.wrapper else []), *self.wrappers_called()]
+        return list({w.name: w for w in found}.values())
 
     @property
     def extractable(self) -> bool:
@@ -158,6 +163,19 @@ class Region:
 
     def contains(self, other: "Region") -> bool:
         return self.lock_end <= other.start and other.end <= self.body_end
+
+
+def tail_extent(children: list[ci.Cursor], i: int) -> tuple[int, bool]:
+    """(the index after the tail of the unlock children[i], whether the tail ends with a jump):
+    the statements after it up to a jump (return, goto, break, continue, a call that does not
+    return), or up to a label (case, default, named) it falls into, or to the block's end."""
+    for j in range(i + 1, len(children)):
+        child = children[j]
+        if child.kind in (K.CASE_STMT, K.DEFAULT_STMT, K.LABEL_STMT):
+            return j, False
+        if child.kind in (K.RETURN_STMT, K.GOTO_STMT, K.BREAK_STMT, K.CONTINUE_STMT) or no_return_call(child):
+            return j + 1, True
+    return len(children), False
 
 
 def unlabeled(cursor: ci.Cursor) -> ci.Cursor:
@@ -424,7 +442,7 @@ class RegionAnalysis:
                 if (after := self._window(children, i, op)) is not None:
                     i = after
                     continue
-                i = self._tail(children, i, op)
+                i = self.exit_at(children, i, op)
                 state = set() if self.exits[-1].ends_with_jump else {RELEASED}
                 continue
             state = self.stmt(child)
@@ -465,32 +483,25 @@ class RegionAnalysis:
                                    children[i].extent.start.line, op, relock))
         return after
 
-    def _tail(self, children: list[ci.Cursor], i: int, op: LockOp) -> int:
+    def exit_at(self, children: list[ci.Cursor], i: int, op: LockOp) -> int:
         """Records the exit whose unlock is children[i]; returns the index after its tail."""
         unlock_start, tail_start = stmt_range(self.parsed, unlabeled(children[i]))
-        j = i + 1
-        tail_end = tail_start
-        ends_with_jump = False
-        while j < len(children):
-            child = children[j]
-            if child.kind in (K.CASE_STMT, K.DEFAULT_STMT, K.LABEL_STMT):
-                break
-            tail_end = stmt_range(self.parsed, child)[1]
+        after, ends_with_jump = tail_extent(children, i)
+        tail = children[i + 1 : after]
+        tail_end = stmt_range(self.parsed, tail[-1])[1] if tail else tail_start
+        for child in tail:
             self._check_unlocked_statement(child)
-            j += 1
-            if child.kind in (K.RETURN_STMT, K.GOTO_STMT, K.BREAK_STMT, K.CONTINUE_STMT) or no_return_call(child):
-                ends_with_jump = True
-                if child.kind == K.BREAK_STMT and self.constructs:
-                    self.constructs[-1].breaks_released = True
-                    self._add_exit(unlock_start, tail_start, tail_end, True, drop_final_break=True, result=op.result,
-                                   work=op.work, work_of=op.wrapper if op.work else None)
-                    return j
-                if child.kind == K.CONTINUE_STMT and self.jump_target(K.CONTINUE_STMT):
-                    self.problem(Reason.JUMP_IN_TAIL, child)
-                break
+        last = tail[-1] if ends_with_jump else None
+        if last is not None and last.kind == K.BREAK_STMT and self.constructs:
+            self.constructs[-1].breaks_released = True
+            self._add_exit(unlock_start, tail_start, tail_end, True, drop_final_break=True, result=op.result,
+                           work=op.work, work_of=op.wrapper if op.work else None)
+            return after
+        if last is not None and last.kind == K.CONTINUE_STMT and self.jump_target(K.CONTINUE_STMT):
+            self.problem(Reason.JUMP_IN_TAIL, last)
         self._add_exit(unlock_start, tail_start, tail_end, ends_with_jump, result=op.result, work=op.work,
                        work_of=op.wrapper if op.work else None)
-        return j
+        return after
 
     def _check_unlocked_statement(self, cursor: ci.Cursor, window: bool = False) -> None:
         """Statements run in the caller, unlocked (an exit's tail, a window's B): they must not

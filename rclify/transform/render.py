@@ -225,8 +225,7 @@ class FileRenderer:
         for wrapper in region.wrappers_used():  # their accessor, their work function
             self.accessors_used[wrapper.name] = wrapper
             self._first_use[wrapper.name] = min(at, self._first_use.get(wrapper.name, at))
-        self._called_here.update(w.name for w in (region.lock.wrapper, region.end_work_of,
-                                                  *(e.work_of for e in region.exits)) if w is not None)
+        self._called_here.update(w.name for w in region.wrappers_called())
         indent = _indent_of(self.parsed.data, region.start)
         cs = templates().get_template("extract/cs_function.c.j2").render(
             function=fn_name, file=self.parsed.path.name, line=region.line,

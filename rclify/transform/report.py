@@ -117,10 +117,10 @@ def region_record(rel: str, region: Region, renderer: FileRenderer) -> dict:
                 "reason": placement.override.reason, "section": placement.override.section}
     else:
         reason, line = region.problems[0]
-        why = REASONS[reason] + (f": {region.unrecognized}" if reason == Reason.UNRECOGNIZED_LOCK_SHAPE
-                                 and region.unrecognized else "")
-        record |= {"status": "hybrid", "reason": str(reason), "reason_line": line, "why": why,
+        record |= {"status": "hybrid", "reason": str(reason), "reason_line": line, "why": REASONS[reason],
                    "other_reasons": sorted({str(r) for r, _ in region.problems[1:]} - {reason})}
+        if reason == Reason.UNRECOGNIZED_LOCK_SHAPE and region.unrecognized:
+            record["unrecognized"] = region.unrecognized  # what it was: the summary line says it too
     return record
 
 

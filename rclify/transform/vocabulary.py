@@ -503,7 +503,7 @@ def _classify_checked(tokens: list[Token], text: str, vocab: Vocabulary, depth: 
     close = matching_bracket(tokens, 1)
     if close < 0 or close == len(tokens) - 1 or any(t.text == "else" for t in tokens[close + 1 :]):
         return None
-    if _top_level_semicolon(tokens[close + 1 :]):
+    if len(top_level_split(text[tokens[close + 1].start : tokens[-1].end], ";")) > 1:
         return None  # more statements after the failure branch (a block's `if (..) abort(); x++; ...`)
     found = _failure_test(text[tokens[2].start : tokens[close - 1].end], vocab, depth + 1) if close > 2 else None
     if found is None or not found[1]:
@@ -521,19 +521,6 @@ def _classify_asserted(test: str, vocab: Vocabulary, depth: int) -> LockOp | Non
     if found is None or found[1]:
         return None
     return replace(found[0], checked=True)
-
-
-def _top_level_semicolon(tokens: list[Token]) -> bool:
-    """Does a `;` end a statement among tokens, outside brackets (so they are more than one)?"""
-    depth = 0
-    for t in tokens:
-        if t.text in ("(", "[", "{"):
-            depth += 1
-        elif t.text in (")", "]", "}"):
-            depth -= 1
-        elif t.text == ";" and depth == 0:
-            return True
-    return False
 
 
 def _classify_or_die(text: str, vocab: Vocabulary, depth: int) -> LockOp | None:
