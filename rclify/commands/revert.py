@@ -3,7 +3,7 @@
 from pathlib import Path
 
 from rclify.errors import UsageError
-from rclify.transform import apply
+from rclify.transform import apply, records
 
 
 def add_parser(sub):
@@ -24,7 +24,7 @@ def run(args) -> int:
     if not root.is_dir():
         raise UsageError(f"{args.src}: not a directory")
     with apply.exclusive(root) as recovered:  # one run per tree; finishes an interrupted transform or revert
-        if recovered and not (root / apply.STATE_DIR / apply.STATE_FILE).exists():
+        if recovered and not (root / records.STATE_DIR / records.STATE_FILE).exists():
             return 0  # the interrupted run was rolled back (or a revert finished): nothing left to revert
         restored, discarded = apply.revert(args.src, force=args.force)
     print(f"rclify revert: restored {len(restored)} files in {args.src} "

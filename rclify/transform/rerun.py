@@ -24,16 +24,16 @@ from pathlib import Path
 
 from rclify.errors import UsageError
 from rclify.progress import Progress
-from rclify.transform import apply
+from rclify.transform import apply, records
 from rclify.transform import pipeline
 from rclify.transform.carry import Unmappable, carry
 from rclify.transform.report import Outcome, print_diff
 
 
 def run(root: Path, state: dict, options: "pipeline.Options", progress: Progress) -> Outcome:
-    config_path = options.config.resolve() if options.config else apply.config_path_of(root, state)
+    config_path = options.config.resolve() if options.config else records.config_path_of(root, state)
     files = pipeline.source_files(root)
-    current = {str(p.relative_to(root)): apply.read_text(p) for p in files}
+    current = {str(p.relative_to(root)): records.read_text(p) for p in files}
     if _unchanged_since(state, current, config_path):
         outcome = Outcome(root)
         outcome.already_transformed = True
@@ -51,7 +51,7 @@ def run(root: Path, state: dict, options: "pipeline.Options", progress: Progress
     else:
         notes = apply.commit(root, apply.Commit(
             writes, {rel: originals[rel] for rel in outcome.changed}, dict(outcome.changed),
-            {rel: apply.text_hash(text) for rel, text in targets.items()}, outcome.locks, config_path,
+            {rel: records.text_hash(text) for rel, text in targets.items()}, outcome.locks, config_path,
             created_config=state.get("created_config", False)))
         for note in notes:
             progress(note)
@@ -62,31 +62,31 @@ def run(root: Path, state: dict, options: "pipeline.Options", progress: Progress
 def _unchanged_since(state: dict, current: dict[str, str], config_path: Path) -> bool:
     sources = state.get("sources")
     return (sources is not None and config_path.exists() and set(sources) == set(current)
-            and all(apply.text_hash(text) == sources[rel] for rel, text in current.items()))
+            and all(records.text_hash(text) == sources[rel] for rel, text in current.items()))
 
 
 def _originals(root: Path, state: dict, current: dict[str, str]) -> tuple[dict[str, str], list[str]]:
     """{relative path: original} of every C file now in the tree, and the files whose edits were
     carried; refuses (UsageError, one line) what cannot be carried."""
-    edited = set(apply.edited_files(root, state))
-    backups, written = root / apply.STATE_DIR / apply.BACKUP_DIR, root / apply.STATE_DIR / apply.WRITTEN_DIR
+    edited = set(records.edited_files(root, state))
+    backups, written = root / records.STATE_DIR / records.BACKUP_DIR, root / records.STATE_DIR / records.WRITTEN_DIR
     originals, carried, problems, foreign = {}, [], [], []
     for rel, text in current.items():
         if rel not in state["files"]:
             originals[rel] = text
-            if apply.GENERATED_MARK.decode() in text:
+            if records.GENERATED_MARK.decode() in text:
                 foreign.append(rel)
             continue
         for record in (backups / rel, written / rel):
             if not record.is_file():
                 raise UsageError(f"{record} is missing: cannot tell the original of {rel}; "
                                  f"run `rclify revert --force {root}` and transform again")
-        original = apply.read_text(backups / rel)
+        original = records.read_text(backups / rel)
         if rel not in edited:
             originals[rel] = original
             continue
         try:
-            originals[rel] = carry(original, apply.read_text(written / rel), text)
+            originals[rel] = carry(original, records.read_text(written / rel), text)
             carried.append(rel)
         except Unmappable as err:
             problems.append(f"{rel}:{err.line} ({err.why})")

@@ -8,7 +8,7 @@ from pathlib import Path
 from rclify import atomic_file
 from rclify.errors import UsageError
 from rclify.progress import Progress
-from rclify.transform import apply as apply_step, rerun
+from rclify.transform import apply as apply_step, records, rerun
 from rclify.transform.pipeline import Options, analyse_tree, finish, source_files
 from rclify.transform.report import Outcome, print_diff
 
@@ -21,13 +21,13 @@ def run(options: Options) -> Outcome:
 
 
 def _run(root: Path, options: Options, progress: Progress) -> Outcome:
-    state = apply_step.read_state(root)
+    state = records.read_state(root)
     if state is not None:  # a transformed tree: take up what changed since (rerun.py)
         return rerun.run(root, state, options, progress)
     config_path = (options.config or root / "lock_config.h").resolve()
     skipped: dict[str, str] = {}
     files = source_files(root, skipped)
-    apply_step.refuse_foreign_transformation(root, files)
+    records.refuse_foreign_transformation(root, files)
     outcome = analyse_tree(root, files, config_path, options, progress)
     outcome.unchanged.update(skipped)  # listed: `left unchanged: F: why`
     if options.dry_run:
@@ -40,9 +40,9 @@ def _run(root: Path, options: Options, progress: Progress) -> Outcome:
 
 
 def _first_commit(root: Path, files: list[Path], outcome: Outcome, config_path: Path) -> apply_step.Commit:
-    originals = {rel: apply_step.read_text(root / rel) for rel in outcome.changed}
-    sources = {str(p.relative_to(root)): apply_step.file_hash(p) for p in files}
-    sources.update({rel: apply_step.text_hash(text) for rel, text in outcome.changed.items()})
+    originals = {rel: records.read_text(root / rel) for rel in outcome.changed}
+    sources = {str(p.relative_to(root)): records.file_hash(p) for p in files}
+    sources.update({rel: records.text_hash(text) for rel, text in outcome.changed.items()})
     return apply_step.Commit(dict(outcome.changed), originals, dict(outcome.changed), sources, outcome.locks,
                              config_path, created_config=not config_path.exists())
 
