@@ -57,6 +57,6 @@ LOCK_ARITY = {f.name: f.arity for f in API if f.name in LOCK_OPERATIONS and f.ar
 DISCOVERED = {f.name: f.discovered_as for f in API if f.discovered_as}  # discover.py's site kinds
 WAITS = frozenset(f.name for f in API if f.waits) | frozenset(f.runtime for f in API if f.waits)
 KEEP_POSIX = tuple(f.name for f in API if f.kind == "repair")  # kept_posix.py
-# a call of the mutex or condvar API in a text (discover.py's safety net, build_flags.py's test of
+# a call of the mutex or condvar API in a text (discover.py's safety net, build_flags/'s test of
 # which build compiles the files that lock)
 CALL = re.compile(r"\bpthread_(?:mutex|cond)_\w+\s*\(")

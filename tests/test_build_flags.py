@@ -1,4 +1,4 @@
-"""Know the build (rclify/transform/build_flags.py): every file is analysed with the flags its
+"""Know the build (rclify/transform/build_flags/): every file is analysed with the flags its
 build uses: a compile database, CMake's export, ./configure in a scratch copy, or a guess."""
 
 import json

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import clang.cindex as ci
 
+from rclify.ctext.cursors import macro_uses_in, preorder
 from rclify.ctext.tokens import skip_to_semicolon
 from rclify.errors import ParseError, ToolMissingError
 
@@ -57,7 +58,7 @@ class ParsedFile:
         region of a function asks for its block's calls: a walk is slow through the bindings)."""
         key = (cursor.extent.start.offset, cursor.extent.end.offset, kind)
         if key not in self._nodes:
-            self._nodes[key] = [n for n in cursor.walk_preorder() if n.kind == kind]
+            self._nodes[key] = [n for n in preorder(cursor) if n.kind == kind]
         return self._nodes[key]
 
     def text(self, start: int, end: int) -> str:
@@ -118,12 +119,7 @@ def _file_in(tu: ci.TranslationUnit, path: Path, data: bytes, stubbed: list[str]
         for d in tu.diagnostics
         if d.severity >= ci.Diagnostic.Error and d.location.file and Path(d.location.file.name) == path
     }
-    here = str(path)
-    macro_uses = [
-        (c.extent.start.offset, c.extent.end.offset)
-        for c in tu.cursor.get_children()
-        if c.kind == ci.CursorKind.MACRO_INSTANTIATION and c.location.file and c.location.file.name == here
-    ]
+    macro_uses = [(c.extent.start.offset, c.extent.end.offset) for c in macro_uses_in(tu, path)]
     return ParsedFile(path, data, tu, stubbed, error_lines, macro_uses)
 
 

@@ -24,19 +24,22 @@ def logical_lines(text: str):
         yield start + 1, i, joined
 
 
-def directive_lines(text: str):
+@functools.lru_cache(maxsize=4096)
+def directive_lines(text: str) -> tuple[tuple[int, int], ...]:
     """(first line index, last line index), 0-based, of each preprocessor directive of text,
     continuation lines included (read on the text itself: a comment blanked inside a #define
-    would hide them)."""
+    would hide them).  Once per text: several steps read a file's directives."""
     code_lines, lines = code_only(text).split("\n"), text.split("\n")
+    found = []
     i = 0
     while i < len(lines):
         if code_lines[i].lstrip().startswith("#"):
             first = i
             while i + 1 < len(lines) and lines[i].endswith("\\"):
                 i += 1
-            yield first, i
+            found.append((first, i))
         i += 1
+    return tuple(found)
 
 
 _BRANCH = re.compile(r"^[ \t]*#[ \t]*(if|ifdef|ifndef|elif|else|endif)\b")

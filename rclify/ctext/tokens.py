@@ -6,8 +6,10 @@ Every piece of rclify that splits a call's arguments, matches brackets or blanks
 here (spatch's script rules too: semantic_patches/lib/rclify_smpl.py imports this module).
 """
 
+import bisect
+import functools
 import re
-from dataclasses import dataclass
+from typing import NamedTuple
 
 _TOKEN = re.compile(
     r"""
@@ -18,6 +20,7 @@ _TOKEN = re.compile(
   | (?P<ident>[A-Za-z_]\w*)
   | (?P<number>\.?\d(?:[eEpP][+-]|[\w.])*)
   | (?P<punct>->|\+\+|--|<<=|>>=|<<|>>|<=|>=|==|!=|&&|\|\||[-+*/%&|^!=<>]=|\#\#|\.\.\.|[^\s\w])
+  | (?P<stray>.)  # a character none of the above starts with (a non-ASCII letter): punctuation
     """,
     re.VERBOSE | re.DOTALL,
 )
@@ -27,8 +30,7 @@ _TOKEN = re.compile(
 _NOT_A_VARIABLE_AFTER = {".", "->", "struct", "union", "enum", "goto", "#"}
 
 
-@dataclass(frozen=True)
-class Token:
+class Token(NamedTuple):  # a tuple: a file has tens of thousands, made faster than a frozen dataclass's
     kind: str
     text: str
     start: int
@@ -37,19 +39,39 @@ class Token:
 
 def iter_tokens(text: str, pos: int = 0):
     """The tokens of text from offset pos on, lazily (comments and blanks skipped)."""
-    while pos < len(text):
-        m = _TOKEN.match(text, pos)
-        if not m:  # a stray character (e.g. a backslash): keep it as punctuation
-            yield Token("punct", text[pos], pos, pos + 1)
-            pos += 1
-            continue
-        if m.lastgroup not in ("ws", "comment"):
-            yield Token(m.lastgroup, m.group(), m.start(), m.end())
-        pos = m.end()
+    for m in _TOKEN.finditer(text, pos):
+        kind = m.lastgroup
+        if kind not in ("ws", "comment"):
+            yield Token("punct" if kind == "stray" else kind, m.group(), m.start(), m.end())
 
 
 def tokenize(text: str) -> list[Token]:
-    return list(iter_tokens(text))
+    """text's tokens, a list of the caller's own."""
+    return list(tokens_of(text))
+
+
+@functools.lru_cache(maxsize=8192)
+def tokens_of(text: str) -> tuple[Token, ...]:
+    """text's tokens, shared (not to be changed).  The analysis asks for the same text's tokens
+    again and again (a file's once per helper it might call, a statement once per reading of
+    it): tokenized once."""
+    return tuple(iter_tokens(text))
+
+
+def tokens_between(text: str, start: int, end: int) -> tuple[Token, ...]:
+    """The tokens of text that lie in text[start:end] (offsets in text), from text's own tokens:
+    a function body's, without tokenizing the body again."""
+    tokens, starts = tokens_of(text), _token_starts(text)
+    first = bisect.bisect_left(starts, start)
+    last = first
+    while last < len(tokens) and tokens[last].end <= end:
+        last += 1
+    return tokens[first:last]
+
+
+@functools.lru_cache(maxsize=1024)
+def _token_starts(text: str) -> tuple[int, ...]:
+    return tuple(t.start for t in tokens_of(text))
 
 
 _OPENERS = {"(": ")", "[": "]", "{": "}"}
@@ -97,8 +119,10 @@ def matching_bracket(tokens: list[Token], open_index: int) -> int:
     return -1
 
 
+@functools.lru_cache(maxsize=4096)
 def code_only(text: str) -> str:
-    """text with comments and string/char literal contents blanked, line structure kept."""
+    """text with comments and string/char literal contents blanked, line structure kept (once per
+    text: a file's is asked for by most steps)."""
     def blank(match: re.Match) -> str:
         chunk = match.group(0)
         if chunk.startswith("/"):

@@ -14,6 +14,8 @@ from the section's text (docs/transform.md, "Extraction"):
 
 import clang.cindex as ci
 
+from rclify.ctext.cursors import child_nodes
+
 K = ci.CursorKind
 T = ci.TypeKind
 _ARRAYS = (T.CONSTANTARRAY, T.INCOMPLETEARRAY, T.VARIABLEARRAY, T.DEPENDENTSIZEDARRAY)
@@ -30,7 +32,7 @@ def address_taken(function: ci.Cursor) -> set[int]:
     def visit(node: ci.Cursor, subscripted: bool) -> None:
         if node.kind in _UNEVALUATED:
             return
-        children = list(node.get_children())
+        children = child_nodes(node)
         if node.kind == K.UNARY_OPERATOR and children and _is_address_of(node, children[0]):
             _mark(children[0], taken)
         elif node.kind in (K.DECL_REF_EXPR, K.MEMBER_REF_EXPR) and not subscripted \
@@ -59,17 +61,17 @@ def _mark(expr: ci.Cursor, taken: set[int]) -> None:
     node = expr
     while True:
         if node.kind in _TRANSPARENT or node.kind == K.CSTYLE_CAST_EXPR:
-            children = list(node.get_children())
+            children = child_nodes(node)
             if not children:
                 return
             node = children[-1]
         elif node.kind == K.MEMBER_REF_EXPR:
-            children = list(node.get_children())
+            children = child_nodes(node)
             if not children or children[0].type.get_canonical().kind == T.POINTER:
                 return  # p->f
             node = children[0]
         elif node.kind == K.ARRAY_SUBSCRIPT_EXPR:
-            base = _strip(list(node.get_children())[0])
+            base = _strip(child_nodes(node)[0])
             if base.type.get_canonical().kind not in _ARRAYS:
                 return  # p[i]
             node = base
@@ -90,7 +92,7 @@ def _array_parameter(node: ci.Cursor) -> bool:
 def _strip(node: ci.Cursor) -> ci.Cursor:
     """Through parentheses and the implicit conversions libclang shows as unexposed."""
     while node.kind in _TRANSPARENT:
-        children = list(node.get_children())
+        children = child_nodes(node)
         if not children:
             break
         node = children[-1]

@@ -23,6 +23,7 @@ import clang.cindex as ci
 from rclify import pthread_api
 from rclify.ctext import cparse
 from rclify.ctext.cparse import ParsedFile
+from rclify.ctext.cursors import top_level
 from rclify.ctext.preprocessor import quoted_includes
 from rclify.ctext.tokens import code_only
 from rclify.errors import ParseError
@@ -43,7 +44,7 @@ class Analysis:
     stubbed_headers: list[str] = field(default_factory=list)  # not found, parsed as empty
     headers: dict[Path, ParsedFile] = field(default_factory=dict)  # headers with functions that lock
     call_graph_only: dict[Path, ParsedFile] = field(default_factory=dict)  # parsed for their functions
-    flags_for: Callable[[Path], list[str]] = lambda path: []  # a file's build flags (build_flags.py)
+    flags_for: Callable[[Path], list[str]] = lambda path: []  # a file's build flags (build_flags/)
     stub_dir: Path | None = None  # where the empty stubs are: removed by cleanup()
 
     def cleanup(self) -> None:
@@ -150,9 +151,7 @@ def regions_of(parsed: ParsedFile, vocab: Vocabulary) -> list[FunctionRegions]:
     vocab = vocab.for_file(parsed)
     names = {n.encode() for n in vocab.names()}
     out = []
-    for fn in parsed.tu.cursor.get_children():
-        if fn.kind != K.FUNCTION_DECL or not fn.is_definition() or not parsed.is_here(fn):
-            continue
+    for fn in top_level(parsed.tu).functions_in(parsed.path):
         if fn.spelling in vocab.wrappers:
             continue  # a wrapper's lock is released by another wrapper, by design
         if not _may_lock(parsed, fn, names):

@@ -16,6 +16,7 @@ from pathlib import Path
 import clang.cindex as ci
 
 from rclify.ctext.cparse import ParsedFile
+from rclify.ctext.cursors import preorder, top_level
 from rclify.ctext.preprocessor import define_around
 from rclify.transform.discover import Site
 from rclify.transform.regions import Region
@@ -63,13 +64,11 @@ def analysed_sites(parsed: ParsedFile, rel: str, vocab: Vocabulary) -> list[Call
     names = set(PTHREAD_OPS) | {w for w, wrapper in vocab.wrappers.items() if wrapper.kind in KINDS}
     needles = [n.encode() for n in (names | set(vocab.macros))]
     sites = []
-    for fn in parsed.tu.cursor.get_children():
-        if fn.kind != K.FUNCTION_DECL or not fn.is_definition() or not parsed.is_here(fn):
-            continue
+    for fn in top_level(parsed.tu).functions_in(parsed.path):
         text = parsed.data[fn.extent.start.offset : fn.extent.end.offset]
         if not any(n in text for n in needles):
             continue
-        for node in fn.walk_preorder():
+        for node in preorder(fn):
             if node.kind != K.CALL_EXPR or node.spelling not in names:
                 continue
             wrapper = vocab.wrappers.get(node.spelling)

@@ -32,6 +32,7 @@ import clang.cindex as ci
 
 from rclify import pthread_api
 from rclify.ctext.cparse import ParsedFile, statement_range as stmt_range
+from rclify.ctext.cursors import child_nodes, preorder
 from rclify.ctext.tokens import call_arguments, code_only
 from rclify.transform.refusals import Reason
 from rclify.transform.regions import Region, RegionAnalysis
@@ -158,8 +159,8 @@ def _pair_after_lock(parsed: ParsedFile, children: list[ci.Cursor], i: int):
     pair_start, _ = stmt_range(parsed, children[i + 1])
     if not _PUSH.match(parsed.text(pair_start, pair_start + 64)):
         return None
-    for home in (n for n in children[i + 1].walk_preorder() if n.kind == K.COMPOUND_STMT):
-        inner = list(home.get_children())
+    for home in (n for n in preorder(children[i + 1]) if n.kind == K.COMPOUND_STMT):
+        inner = child_nodes(home)
         if (pop := _pop_child(parsed, inner)) is not None:
             push_end = _push_end(parsed, pair_start)
             statements = [c for c in inner[:-1] if stmt_range(parsed, c)[0] >= push_end]

@@ -112,7 +112,7 @@ class Staging:
     root: Path
     table: LockTable
     config_path: Path  # lock_config.h, where the tree will have it
-    flags_for: Callable[[Path], list[str]]  # a file's build flags (build_flags.py), paths in the tree
+    flags_for: Callable[[Path], list[str]]  # a file's build flags (build_flags/), paths in the tree
     jobs: int
     outcome: Outcome
     progress: Callable[[str], None]
@@ -122,7 +122,7 @@ class Staging:
     # region of it there, or nothing extracted any more): a failed compile check costs the regions
     # the error is in, not the whole file
     rerender: Callable[[str, set[int]], str | None] | None = None
-    built: Callable[[Path], bool] = lambda path: True  # does the build compile this C file (build_flags.py)
+    built: Callable[[Path], bool] = lambda path: True  # does the build compile this C file (build_flags/)
 
     def rewrite_and_verify(self, files: list[Path], rendered: dict[Path, str]) -> dict[str, str]:
         """Returns {relative path: new text} of every file that changes and still compiles."""

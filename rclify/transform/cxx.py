@@ -18,6 +18,7 @@ from typing import Callable
 
 import clang.cindex as ci
 
+from rclify.ctext.cursors import child_nodes
 from rclify.ctext import cparse
 from rclify.ctext.languages import is_cxx, is_cxx_source
 from rclify.ctext.tokens import call_arguments, code_only
@@ -90,7 +91,7 @@ def cxx_regions(root: Path, files: list[Path], flags_for: Callable[[Path], list[
 
 
 def _walk(cursor: ci.Cursor, function: str, ours: dict[str, str], ops: dict[str, str], vocab: Vocabulary):
-    for child in cursor.get_children():
+    for child in child_nodes(cursor):
         loc = child.location
         if cursor.kind == K.TRANSLATION_UNIT and (loc.file is None or loc.file.name not in ours):
             continue  # system headers and the tree's C headers

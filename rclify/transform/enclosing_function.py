@@ -13,6 +13,7 @@ import re
 import clang.cindex as ci
 
 from rclify.ctext.cparse import ParsedFile
+from rclify.ctext.cursors import child_nodes
 from rclify.ctext.preprocessor import directive_lines
 from rclify.ctext.tokens import identifiers_used
 from rclify.transform.refusals import Reason, Refusal
@@ -29,7 +30,7 @@ def prototype(parsed: ParsedFile, fn: ci.Cursor) -> str:
     if first.extent.start.file is None or first.extent.start.file.name != fn.extent.start.file.name \
             or first.extent.start.offset < fn.extent.start.offset:
         return ""  # declared in a header, or earlier in the file
-    body = next((c for c in fn.get_children() if c.kind == ci.CursorKind.COMPOUND_STMT), None)
+    body = next((c for c in child_nodes(fn) if c.kind == ci.CursorKind.COMPOUND_STMT), None)
     if body is None:
         return ""
     header = parsed.text(fn.extent.start.offset, body.extent.start.offset).strip()

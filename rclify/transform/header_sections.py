@@ -23,6 +23,7 @@ import clang.cindex as ci
 
 from rclify.ctext import cparse
 from rclify.ctext.cparse import ParsedFile
+from rclify.ctext.cursors import top_level
 from rclify.ctext.preprocessor import logical_lines
 from rclify.ctext.tokens import code_only
 from rclify.transform.refusals import Reason
@@ -43,10 +44,9 @@ def header_views(parsed: dict[Path, ParsedFile], root: Path, names: set[str],
     data: dict[Path, bytes] = {}
     for path in sorted(parsed, key=lambda p: (not built(p), p)):
         pf = parsed[path]
-        for fn in pf.tu.cursor.get_children():
-            if fn.kind != K.FUNCTION_DECL or not fn.is_definition() or fn.location.file is None:
+        for name, fn in top_level(pf.tu).function_definitions:
+            if name is None:
                 continue
-            name = fn.location.file.name
             if name not in resolved:
                 real = Path(name).resolve()
                 resolved[name] = real if real.is_relative_to(root) and real not in parsed else None

@@ -56,7 +56,7 @@ import re
 from dataclasses import dataclass, field
 
 from rclify.ctext.preprocessor import defines, directive_lines, one_branch_where_unbalanced
-from rclify.ctext.tokens import Token, balanced, call_arguments, code_only, matching_bracket, tokenize
+from rclify.ctext.tokens import Token, balanced, call_arguments, code_only, matching_bracket, tokenize, tokens_between
 from rclify.ctext.languages import is_cxx, is_header
 from rclify.transform import init_aliases
 
@@ -324,10 +324,10 @@ def _depth_between(tokens: list[Token], open_: int, j: int) -> int:
 
 def _calls(code: str, start: int, end: int):
     """(name, offset of the name, offset of its `(`) of each identifier called in code[start:end]."""
-    tokens = tokenize(code[start:end])
+    tokens = tokens_between(code, start, end)
     for i, t in enumerate(tokens[:-1]):
         if t.kind == "ident" and tokens[i + 1].text == "(" and t.text not in _NOT_CALLS:
-            yield t.text, start + t.start, start + tokens[i + 1].start
+            yield t.text, t.start, tokens[i + 1].start
 
 
 def _is_call(code: str, at: int) -> bool:

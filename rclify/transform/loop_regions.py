@@ -33,6 +33,7 @@ from dataclasses import dataclass
 import clang.cindex as ci
 
 from rclify.ctext.cparse import ParsedFile, statement_range as stmt_range
+from rclify.ctext.cursors import child_nodes
 from rclify.ctext.tokens import identifiers_used, matching_bracket, tokenize, top_level_split
 from rclify.transform.regions import HELD, RELEASED, Region, RegionAnalysis, _Construct, _loop_is_infinite, unlabeled
 from rclify.transform.vocabulary import LockOp, Vocabulary, lock_calls
@@ -76,11 +77,11 @@ def loop_region(parsed: ParsedFile, vocab: Vocabulary, region: Region,
     if loop is not following[at]:
         return None  # a labeled loop: a goto could enter it unlocked
     header = _header(parsed, loop)
-    body = list(loop.get_children())[-1]
+    body = child_nodes(loop)[-1]
     if header is None or body.kind != K.COMPOUND_STMT:
         return None
     init, test, step = header
-    children = list(body.get_children())
+    children = child_nodes(body)
     ops = [(i, op) for i, c in enumerate(children)
            if (op := analysis.op_of(unlabeled(c))) is not None and op.key == key]
     if [op.kind for _, op in ops] != ["unlock", "lock"] or any(unlabeled(children[i]) is not children[i] for i, _ in ops) \
@@ -108,7 +109,7 @@ def loop_region(parsed: ParsedFile, vocab: Vocabulary, region: Region,
         return None
     if final is None:
         # nothing releases the lock after the loop: it must only leave through exits
-        if construct.breaks_held or not (test is None or _loop_is_infinite(loop, list(loop.get_children()))):
+        if construct.breaks_held or not (test is None or _loop_is_infinite(loop, child_nodes(loop))):
             return None
     else:
         if construct.breaks_released or _states(analysis, between) != {HELD} or analysis.problems:
@@ -154,7 +155,7 @@ def _header(parsed: ParsedFile, loop: ci.Cursor) -> tuple[Span | None, Span | No
     """(first clause, test, step) of a `while` or `for` as written; None for a `for` that declares
     variables (their scope is the loop: B could not see them) or a header from a macro."""
     start = loop.extent.start.offset
-    body = list(loop.get_children())[-1]
+    body = child_nodes(loop)[-1]
     text = parsed.text(start, body.extent.start.offset)
     tokens = tokenize(text)
     keyword = "while" if loop.kind == K.WHILE_STMT else "for"
@@ -179,7 +180,7 @@ def _header(parsed: ParsedFile, loop: ci.Cursor) -> tuple[Span | None, Span | No
     starts = [tokens[1].end, tokens[1].end + len(clauses[0]) + 1]
     starts.append(starts[1] + len(clauses[1]) + 1)
     first, test, step = (span(a, a + len(c)) for a, c in zip(starts, clauses))
-    if first is not None and any(c.kind == K.DECL_STMT for c in loop.get_children()):
+    if first is not None and any(c.kind == K.DECL_STMT for c in child_nodes(loop)):
         return None
     return first, test, step
 
@@ -194,18 +195,18 @@ def _jumps_to_loop(statements: list[ci.Cursor], continue_only: bool) -> bool:
             return True
         loop = node.kind in (K.WHILE_STMT, K.FOR_STMT, K.DO_STMT)
         return any(visit(c, in_loop or loop, in_breakable or loop or node.kind == K.SWITCH_STMT)
-                   for c in node.get_children())
+                   for c in child_nodes(node))
     return any(visit(s, False, False) for s in statements)
 
 
 def _locals_shared(parsed: ParsedFile, body: ci.Cursor, pieces: list[Span]) -> bool:
     """Is a variable declared at the body's top level in one of A, B, D used in another?  The
     section and the caller each see only their own."""
-    for stmt in body.get_children():
+    for stmt in child_nodes(body):
         if stmt.kind != K.DECL_STMT:
             continue
         offset = stmt.extent.start.offset
-        names = {c.spelling for c in stmt.get_children() if c.kind == K.VAR_DECL}
+        names = {c.spelling for c in child_nodes(stmt) if c.kind == K.VAR_DECL}
         for a, b in pieces:
             if a <= offset < b:
                 others = " ".join(parsed.text(x, y) for x, y in pieces if (x, y) != (a, b))

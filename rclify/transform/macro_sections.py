@@ -23,6 +23,7 @@ from pathlib import Path
 import clang.cindex as ci
 
 from rclify.ctext.cparse import ParsedFile
+from rclify.ctext.cursors import macro_uses_in, preorder
 from rclify.ctext.preprocessor import guards_at
 from rclify.ctext.tokens import Token, matching_bracket, split_args, tokenize
 from rclify.transform.vocabulary import LockOp, Vocabulary, classify, lock_calls, macro_definition, substitute
@@ -50,7 +51,7 @@ def expanded_section(parsed: ParsedFile, vocab: Vocabulary, function: ci.Cursor,
     the expansion's (the region's offsets could not tell its scope)."""
     invocation = _invocation(parsed, start)
     if invocation is None or any(n.kind in (K.DECL_STMT, K.VAR_DECL) and start <= n.extent.start.offset < end
-                                 for n in function.walk_preorder()):
+                                 for n in preorder(function)):
         return None
     definition = invocation.referenced
     if definition is None or definition.kind != K.MACRO_DEFINITION or definition.location.file is None:
@@ -107,12 +108,7 @@ def _jumps_or_labels(statement: str) -> bool:
 
 def _invocation(parsed: ParsedFile, start: int) -> ci.Cursor | None:
     """The macro instantiation that starts at offset start of the file."""
-    here = str(parsed.path)
-    for c in parsed.tu.cursor.get_children():
-        if c.kind == K.MACRO_INSTANTIATION and c.extent.start.offset == start \
-                and c.location.file is not None and c.location.file.name == here:
-            return c
-    return None
+    return next((c for c in macro_uses_in(parsed.tu, parsed.path) if c.extent.start.offset == start), None)
 
 
 def _is_guard_of(line: str, data: bytes) -> bool:

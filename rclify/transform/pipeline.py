@@ -28,6 +28,7 @@ import clang.cindex as ci
 from rclify import atomic_file, lock_config
 from rclify.ctext import spatch, tree_macros
 from rclify.ctext.cparse import ParsedFile
+from rclify.ctext.cursors import preorder
 from rclify.errors import UsageError
 from rclify.progress import Progress
 from rclify.transform import build_flags, call_sites, header_sections
@@ -59,7 +60,7 @@ class Options:
     cflags: list[str] = field(default_factory=list)
     quiet: bool = False
     database: Path | None = None  # -p: where compile_commands.json is
-    configure: bool = False  # a dry run runs the tree's build scripts for its flags (build_flags.py)
+    configure: bool = False  # a dry run runs the tree's build scripts for its flags (build_flags/)
 
 
 def analyse_tree(root: Path, files: list[Path], config_path: Path, options: Options, progress: Progress,
@@ -256,7 +257,7 @@ def _use_own_static_wrappers(rel: str, found: list[Region], vocab) -> None:
 
 
 def _callees(region: Region) -> set[str]:
-    return {n.spelling for n in region.home.walk_preorder()
+    return {n.spelling for n in preorder(region.home)
             if n.kind == ci.CursorKind.CALL_EXPR and region.lock_end <= n.extent.start.offset < region.body_end}
 
 

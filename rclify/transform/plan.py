@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 import clang.cindex as ci
 
 from rclify.ctext.cparse import ParsedFile
+from rclify.ctext.cursors import child_nodes, preorder
 from rclify.ctext.declarator import declarator
 from rclify.ctext.preprocessor import guards_at, other_branches
 from rclify.ctext.tokens import identifiers_used, tokenize, top_level_split
@@ -86,7 +87,7 @@ def _initializer(parsed: ParsedFile, var: ci.Cursor) -> list[ci.Cursor]:
     if len(parts) == 1:
         return []
     equals = start + len(parts[0].encode("utf-8", errors="surrogateescape"))
-    return [c for c in var.get_children()
+    return [c for c in child_nodes(var)
             if (c.kind.is_expression() or c.kind == K.INIT_LIST_EXPR) and c.extent.start.offset > equals][-1:]
 
 
@@ -126,7 +127,7 @@ class _FunctionDecls(dict):
         fn_extent = (function.extent.start.offset, function.extent.end.offset)
 
         def visit(node: ci.Cursor, scope: tuple[int, int]) -> None:
-            for child in node.get_children():
+            for child in child_nodes(node):
                 if child.kind in (K.VAR_DECL, K.PARM_DECL) and child.storage_class != ci.StorageClass.EXTERN:
                     self.setdefault(child.spelling, []).append(child)
                     self.scopes[child.hash] = scope
@@ -163,7 +164,7 @@ def live_across_windows(region: Region, decls: Declarations) -> list[ci.Cursor]:
     if not region.windows:
         return []
     declared = decls.of(region.function)
-    loops = [n for n in region.home.walk_preorder() if n.kind in (K.FOR_STMT, K.WHILE_STMT, K.DO_STMT)]
+    loops = [n for n in preorder(region.home) if n.kind in (K.FOR_STMT, K.WHILE_STMT, K.DO_STMT)]
     text = region.parsed.text
     live = []
     for name, cursors in declared.items():
@@ -214,11 +215,11 @@ def hoists(parsed: ParsedFile, region: Region, decls: Declarations) -> list[Hois
     hoists = []
     home = region.home
     blocks = [home] + [
-        n for n in home.walk_preorder()
+        n for n in preorder(home)
         if n.kind == K.COMPOUND_STMT and region.lock_end <= n.extent.start.offset < region.body_end
     ]
     for block in blocks:
-        for stmt in block.get_children():
+        for stmt in child_nodes(block):
             start = stmt.extent.start.offset
             if stmt.kind != K.DECL_STMT or not (region.lock_end <= start < region.body_end):
                 continue
@@ -228,7 +229,7 @@ def hoists(parsed: ParsedFile, region: Region, decls: Declarations) -> list[Hois
                 later.append(parsed.text(*region.later))
             if region.open_block is not None and block == region.open_block:  # the rest of it runs after
                 later.append(parsed.text(region.end, block.extent.end.offset))
-            declared = [c for c in stmt.get_children() if c.kind == K.VAR_DECL]
+            declared = [c for c in child_nodes(stmt) if c.kind == K.VAR_DECL]
             if {c.spelling for c in declared} & identifiers_used(" ".join(later)) \
                     or _outlives_section(parsed, region, block, start, declared, function_decls):
                 hoists.append(Hoist.of(parsed, stmt, declared))
@@ -312,7 +313,7 @@ def runs_on_caller_thread(region: Region, state: ThreadState, section: str,
     when the analysis cannot show it uses no thread-local state (thread_state.py), unless
     lock_config.h says otherwise for this section."""
     tails = region.unlocked_spans()
-    nodes = [n for n in region.home.walk_preorder()
+    nodes = [n for n in preorder(region.home)
              if region.lock_end <= n.extent.start.offset < region.body_end
              and not any(s <= n.extent.start.offset < e for s, e in tails)]  # tails (and B) run in the caller
     because = state.section_cause(nodes) or ""
@@ -336,7 +337,7 @@ def _macro_bodies_use_locals(parsed: ParsedFile, region: Region, declared_inside
     # a statement macro's section is its expansion's text: a name written there is reached
     expanded = identifiers_used(" ".join((region.expansion.before, region.expansion.body, region.expansion.after))) \
         if region.expansion is not None else set()
-    for node in region.home.walk_preorder():
+    for node in preorder(region.home):
         at = node.extent.start.offset
         if node.kind != K.DECL_REF_EXPR or not (region.lock_end <= at < region.body_end):
             continue

@@ -12,6 +12,7 @@ import re
 import clang.cindex as ci
 
 from rclify.ctext.cparse import ParsedFile, statement_range as stmt_range
+from rclify.ctext.cursors import child_nodes, preorder
 from rclify.ctext.preprocessor import (ConditionalBlock, conditional_around, conditional_block, same_condition,
                                        splits_conditional)
 from rclify.ctext.tokens import identifiers_used, matching_bracket, normalize, tokenize
@@ -29,16 +30,16 @@ K = ci.CursorKind
 
 def find_regions(parsed: ParsedFile, function: ci.Cursor, vocab: Vocabulary) -> list[Region]:
     """Every region of the function, outermost first, each with its problems (if any)."""
-    body = next((c for c in function.get_children() if c.kind == K.COMPOUND_STMT), None)
+    body = next((c for c in child_nodes(function) if c.kind == K.COMPOUND_STMT), None)
     if body is None:
         return []
     regions: list[Region] = []
     lock_statements: list[tuple[int, int]] = []  # blocks inside these are a macro's braces
     relocks: set[int] = set()
-    for compound in (n for n in body.walk_preorder() if n.kind == K.COMPOUND_STMT):
+    for compound in (n for n in preorder(body) if n.kind == K.COMPOUND_STMT):
         if any(s <= compound.extent.start.offset < e for s, e in lock_statements):
             continue
-        children = list(compound.get_children())
+        children = child_nodes(compound)
         for i, child in enumerate(children):
             inner = unlabeled(child)
             start, end = stmt_range(parsed, inner)
@@ -125,7 +126,7 @@ def _scoped_region_at(parsed: ParsedFile, vocab: Vocabulary, function: ci.Cursor
     start, end = stmt_range(parsed, stmt)
     if body.kind == K.COMPOUND_STMT:
         lock_end, body_end, end = body.extent.start.offset + 1, body.extent.end.offset - 1, body.extent.end.offset
-        statements = list(body.get_children())
+        statements = child_nodes(body)
     else:
         lock_end, (_, body_end) = body.extent.start.offset, stmt_range(parsed, body)
         end = body_end
@@ -148,7 +149,7 @@ def _scoped_bodies(parsed: ParsedFile, vocab: Vocabulary, function: ci.Cursor, b
 
     def visit(node: ci.Cursor, compound: ci.Cursor) -> None:
         here = node if node.kind == K.COMPOUND_STMT else compound
-        for child in node.get_children():
+        for child in child_nodes(node):
             if child.kind == K.FOR_STMT and node.kind not in in_block:
                 region = _scoped_region_at(parsed, vocab, function, here, child)
                 if region is not None:
@@ -238,7 +239,7 @@ def _timed_lock_regions(parsed: ParsedFile, vocab: Vocabulary, function: ci.Curs
     found: list[Region] = []
 
     def visit(node: ci.Cursor, compound: ci.Cursor | None, stmt: ci.Cursor | None) -> None:
-        for child in node.get_children():
+        for child in child_nodes(node):
             here, top = (node, child) if node.kind == K.COMPOUND_STMT else (compound, stmt)
             if child.kind == K.CALL_EXPR and child.spelling in TIMED_LOCKS and top is not None:
                 at = child.extent.start.offset
@@ -281,7 +282,7 @@ def _trylock_region_at(parsed: ParsedFile, vocab: Vocabulary, function: ci.Curso
                        if_stmt: ci.Cursor) -> Region | None:
     """`if (pthread_mutex_trylock(&m) == 0) { ...; unlock; ... } [else ...]`: the section is the
     then-block up to its unlock; the rest of the block and the else branch run in the caller."""
-    children = list(if_stmt.get_children())
+    children = child_nodes(if_stmt)
     if len(children) < 2 or children[1].kind != K.COMPOUND_STMT:
         return None
     op = _trylock_condition(parsed, children[0], vocab)
@@ -292,7 +293,7 @@ def _trylock_region_at(parsed: ParsedFile, vocab: Vocabulary, function: ci.Curso
     open_brace = then.extent.start.offset + 1
     region = Region(parsed, function, compound, op, start, open_brace, open_brace, end,
                     if_stmt.extent.start.line, is_trylock=True)
-    _close(parsed, vocab, region, list(then.get_children()), Reason.UNBALANCED_REGION)
+    _close(parsed, vocab, region, child_nodes(then), Reason.UNBALANCED_REGION)
     # what stays in the caller: the then-block after the section, and the else branch
     region.after = (region.body_end_stmt, then.extent.end.offset - 1)
     if len(children) > 2:
@@ -354,7 +355,7 @@ def _close(parsed: ParsedFile, vocab: Vocabulary, region: Region, following: lis
             break
         if (at := _unlock_in_bare_block(analysis, child, op.key)) is not None:
             # `{ T x = ...; unlock(&m); use(x); }`: the section ends at that unlock (zstd's POOL_thread)
-            block = list(child.get_children())
+            block = child_nodes(child)
             if analysis.block(block[:at], is_switch_body=False) == {HELD}:
                 unlock = unlabeled(block[at])
                 unlock_op = analysis.op_of(unlock)
@@ -425,7 +426,7 @@ def _variadic_reads(parsed: ParsedFile, region: Region, analysis: RegionAnalysis
         return None
     if any(e.unlock_start < lifted[0] for e in analysis.exits) or any(
             n.kind in (K.RETURN_STMT, K.GOTO_STMT, K.INDIRECT_GOTO_STMT) or no_return_call(n)
-            for c in following[:first] for n in c.walk_preorder()):
+            for c in following[:first] for n in preorder(c)):
         return None  # some path would not reach them: va_arg must not run there
     return lifted
 
@@ -436,12 +437,12 @@ def _unlock_in_bare_block(analysis: RegionAnalysis, child: ci.Cursor, key: str) 
     takes or releases key, and it is no statement's branch; else None."""
     if child.kind != K.COMPOUND_STMT:
         return None
-    for i, stmt in enumerate(child.get_children()):
+    for i, stmt in enumerate(child_nodes(child)):
         op = analysis.op_of(unlabeled(stmt))
         if op is not None and op.key == key:
             return i if op.kind == "unlock" and unlabeled(stmt) is stmt else None
         if any(c.kind == K.CALL_EXPR and (o := analysis.op_of(c)) is not None and o.key == key
-               for c in stmt.walk_preorder()):
+               for c in preorder(stmt)):
             return None  # this lock taken or released deeper in the block first: not our shape
     return None
 
@@ -474,7 +475,7 @@ def _finish(region: Region, analysis: RegionAnalysis) -> None:
 
 
 def _label_offset(function: ci.Cursor, label: str) -> int | None:
-    for node in function.walk_preorder():
+    for node in preorder(function):
         if node.kind == K.LABEL_STMT and node.spelling == label:
             return node.extent.start.offset
     return None
@@ -482,8 +483,8 @@ def _label_offset(function: ci.Cursor, label: str) -> int | None:
 
 def _check_labels(parsed: ParsedFile, function: ci.Cursor, regions: list[Region]) -> None:
     """A label inside a region must not be the target of a goto from outside it."""
-    labels = {n.spelling: n.extent.start.offset for n in function.walk_preorder() if n.kind == K.LABEL_STMT}
-    gotos = [(n.extent.start.offset, goto_label(n)) for n in function.walk_preorder() if n.kind == K.GOTO_STMT]
+    labels = {n.spelling: n.extent.start.offset for n in preorder(function) if n.kind == K.LABEL_STMT}
+    gotos = [(n.extent.start.offset, goto_label(n)) for n in preorder(function) if n.kind == K.GOTO_STMT]
     for region in regions:
         for goto_at, label in gotos:
             target = labels.get(label)

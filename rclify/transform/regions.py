@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 import clang.cindex as ci
 
 from rclify.ctext.cparse import ParsedFile, statement_range as stmt_range
+from rclify.ctext.cursors import child_nodes, preorder
 from rclify.transform.macro_sections import MacroSection
 from rclify.transform.refusals import Reason
 from rclify.transform.vocabulary import (NO_RETURN, LockOp, Vocabulary, Wrapper, checks_result, classify,
@@ -150,8 +151,8 @@ class Region:
     def home(self) -> ci.Cursor:
         """The block whose statements the section is made of."""
         if self.is_trylock:
-            return list(next(c for c in self.compound.walk_preorder()
-                             if c.kind == K.IF_STMT and c.extent.start.offset == self.start).get_children())[1]
+            return list(child_nodes(next(c for c in preorder(self.compound)
+                             if c.kind == K.IF_STMT and c.extent.start.offset == self.start)))[1]
         return self.compound
 
     @property
@@ -180,7 +181,7 @@ def tail_extent(children: list[ci.Cursor], i: int) -> tuple[int, bool]:
 
 def unlabeled(cursor: ci.Cursor) -> ci.Cursor:
     while cursor.kind in (K.CASE_STMT, K.DEFAULT_STMT, K.LABEL_STMT):
-        cursor = list(cursor.get_children())[-1]
+        cursor = child_nodes(cursor)[-1]
     return cursor
 
 
@@ -242,7 +243,7 @@ class RegionAnalysis:
         if op is not None:
             return self._lock_statement(op, cursor)
         kind = cursor.kind
-        children = list(cursor.get_children())
+        children = child_nodes(cursor)
         if kind == K.COMPOUND_STMT:
             return self.block(children, is_switch_body=False)
         if kind == K.IF_STMT:
@@ -311,7 +312,7 @@ class RegionAnalysis:
 
     def expression(self, cursor: ci.Cursor) -> None:
         """Any other statement: it must not hide a lock operation rclify did not recognise."""
-        for node in cursor.walk_preorder():
+        for node in preorder(cursor):
             if node.kind == K.CALL_EXPR and node.spelling in self.vocab.names():
                 self.problem(Reason.UNRECOGNIZED_LOCK_SHAPE, node)
                 self.unrecognized = self.unrecognized or (
@@ -336,7 +337,7 @@ class RegionAnalysis:
             for child in children[:-1]:
                 self.expression(child)
             if cursor.kind == K.SWITCH_STMT and body.kind == K.COMPOUND_STMT:
-                end_states = self.block(list(body.get_children()), is_switch_body=True)
+                end_states = self.block(child_nodes(body), is_switch_body=True)
             else:
                 end_states = self.stmt(body)
         finally:
@@ -350,7 +351,7 @@ class RegionAnalysis:
             states.add(RELEASED)
         if cursor.kind == K.SWITCH_STMT:
             states |= end_states or set()
-            if not any(c.kind == K.DEFAULT_STMT for c in cursor.walk_preorder()):
+            if not any(c.kind == K.DEFAULT_STMT for c in preorder(cursor)):
                 states.add(HELD)
         elif not _loop_is_infinite(cursor, children):
             states.add(HELD)
@@ -360,7 +361,7 @@ class RegionAnalysis:
 
     def _inside_guard(self, label: str, cursor: ci.Cursor) -> bool:
         node = None
-        for child in cursor.get_children():
+        for child in child_nodes(cursor):
             if child.kind == K.LABEL_REF and child.referenced is not None:
                 node = child.referenced
         if node is None or node.extent.start.file is None:
@@ -518,7 +519,7 @@ class RegionAnalysis:
                 op = classify(self.parsed.text(*stmt_range(self.parsed, node)), self.vocab)
                 if op is not None and op.key == self.key:
                     self.problem(Reason.RELOCK_WHILE_HELD, node)
-            for child in node.get_children():
+            for child in child_nodes(node):
                 visit(child,
                       inner_breakable or node.kind in _LOOPS or node.kind == K.SWITCH_STMT,
                       inner_loop or node.kind in _LOOPS)
@@ -539,13 +540,13 @@ class RegionAnalysis:
 
 def no_return_call(cursor: ci.Cursor) -> bool:
     node = cursor
-    while node.kind in (K.UNEXPOSED_EXPR, K.CSTYLE_CAST_EXPR, K.PAREN_EXPR) and list(node.get_children()):
-        node = list(node.get_children())[0]
+    while node.kind in (K.UNEXPOSED_EXPR, K.CSTYLE_CAST_EXPR, K.PAREN_EXPR) and child_nodes(node):
+        node = child_nodes(node)[0]
     return node.kind == K.CALL_EXPR and node.spelling in NO_RETURN
 
 
 def goto_label(cursor: ci.Cursor) -> str:
-    for child in cursor.get_children():
+    for child in child_nodes(cursor):
         if child.kind == K.LABEL_REF:
             return child.spelling
     return ""
@@ -584,10 +585,10 @@ def scoped_statement(parsed: ParsedFile, cursor: ci.Cursor, vocab: Vocabulary) -
     if cursor.kind != K.FOR_STMT:
         return None
     start = cursor.extent.start.offset
-    body = list(cursor.get_children())[-1]
+    body = child_nodes(cursor)[-1]
     candidates = [(body, cursor)]
     if body.kind == K.FOR_STMT:  # `for (...) for (...) BODY`, written or from one macro
-        candidates.append((list(body.get_children())[-1], body))
+        candidates.append((child_nodes(body)[-1], body))
     for real_body, loop in candidates:
         body_start = real_body.extent.start.offset
         if real_body.extent.start.file is None or real_body.extent.start.file.name != cursor.extent.start.file.name \

@@ -41,7 +41,7 @@ class Outcome:
     call_sites: list[CallSite] = field(default_factory=list)  # every lock/unlock/trylock call seen
     files_scanned: int = 0
     already_transformed: bool = False
-    build_flags: str = ""  # where the analysis's compiler flags came from (build_flags.py)
+    build_flags: str = ""  # where the analysis's compiler flags came from (build_flags/)
     rerun: dict | None = None  # on a transformed tree: files updated now, files whose edits were carried
 
     def summary(self) -> dict:

@@ -128,10 +128,12 @@ def struct_locks(texts: dict[str, str]) -> list[StructLock]:
     codes = {f: expand_storage(_without_directives(code_only(t)), storage) for f, t in texts.items()}
     own = {f: struct_types({f: code}) for f, code in codes.items()}
     visible = _visible_types(texts, own)
-    names = [re.compile(rf"\b{re.escape(key.split()[-1])}\b") for types in own.values() for key in types]
+    names = sorted({key.split()[-1] for types in own.values() for key in types})
+    # one alternation for all the tree's struct type names: a search each per file was a second on memcached
+    any_name = re.compile(rf"\b(?:{'|'.join(map(re.escape, names))})\b") if names else None
     found = []
     for file, code in sorted(codes.items()):
-        if "pthread_mutex_t" not in code and not any(name.search(code) for name in names):
+        if "pthread_mutex_t" not in code and not (any_name is not None and any_name.search(code)):
             continue
         types = visible(file)
         for start, end in _top_level(code):

@@ -23,6 +23,7 @@ import clang.cindex as ci
 
 from rclify import pthread_api
 from rclify.ctext.cparse import ParsedFile
+from rclify.ctext.cursors import preorder, top_level
 from rclify.transform.thread_safe_calls import allowed
 
 K = ci.CursorKind
@@ -73,10 +74,10 @@ class ThreadState:
         """Indexes the function definitions of these translation units (not walked yet)."""
         for pf in parsed:
             self.per_thread_locale |= b"uselocale" in pf.data
-            for fn in pf.tu.cursor.get_children():
-                if fn.kind != K.FUNCTION_DECL or not fn.is_definition() or fn.location.file is None:
+            for name, fn in top_level(pf.tu).function_definitions:
+                if name is None:
                     continue
-                key = (fn.location.file.name, fn.extent.start.offset)
+                key = (name, fn.extent.start.offset)
                 if key not in self._seen:
                     self._seen.add(key)
                     self.definitions.setdefault(fn.spelling, []).append(fn)
@@ -138,7 +139,7 @@ class ThreadState:
         if name not in self._facts:
             cause, callees = None, set()
             for fn in self.definitions[name]:
-                for node in fn.walk_preorder():
+                for node in preorder(fn):
                     node_why, callee = node_cause(node)
                     if callee is not None:
                         callees.add(callee)

@@ -37,6 +37,7 @@ import clang.cindex as ci
 from rclify import pthread_api
 from rclify.ctext import cparse
 from rclify.ctext.cparse import ParsedFile, statement_range
+from rclify.ctext.cursors import child_nodes, preorder, top_level
 from rclify.ctext.preprocessor import guards_at
 from rclify.ctext.tokens import (Token, identifiers_used, matching_bracket, normalize, pretty, split_args, tokenize,
                                  top_level_split)
@@ -155,9 +156,9 @@ class Vocabulary:
         if not several:
             return self
         seen: dict[str, tuple[str, int]] = {}
-        for cursor in parsed.tu.cursor.get_children():
-            if cursor.kind == K.MACRO_DEFINITION and cursor.spelling in several and cursor.location.file is not None:
-                seen[cursor.spelling] = (cursor.location.file.name, cursor.extent.start.offset)
+        for file, cursor in top_level(parsed.tu).macro_definitions:
+            if file is not None and cursor.spelling in several:
+                seen[cursor.spelling] = (file, cursor.extent.start.offset)
         macros, names = dict(self.macros), self.names()
         for name, site in seen.items():
             if site not in several[name]:
@@ -921,13 +922,9 @@ def add_macros(parsed: ParsedFile, root: Path, vocab: Vocabulary) -> None:
     wrappers (those that name a wrapper found later are kept pending until then)."""
     in_tree: dict[str, bool] = {}  # file name -> under root (thousands of system macros: cache)
     texts: dict[str, bytes] = {}  # file name -> its bytes, for the #if lines around a definition
-    for cursor in parsed.tu.cursor.get_children():
-        if cursor.kind != K.MACRO_DEFINITION:
+    for name, cursor in top_level(parsed.tu).macro_definitions:
+        if name is None:
             continue
-        file = cursor.location.file
-        if file is None:
-            continue
-        name = file.name
         if name not in in_tree:
             in_tree[name] = Path(name).resolve().is_relative_to(root)
         if not in_tree[name]:
@@ -979,24 +976,25 @@ def add_wrappers(parsed: ParsedFile, root: Path, vocab: Vocabulary) -> None:
     wrappers written over those, to a fixpoint."""
     files: dict[str, tuple[bytes, bool] | None] = {str(parsed.path): (parsed.data, False)}
     views: dict[str, ParsedFile] = {str(parsed.path): parsed}
+    candidates = []  # the functions of this file and of the tree's headers, with their text
+    for name, fn in top_level(parsed.tu).function_definitions:
+        if name is None:
+            continue
+        if name not in files:  # a header: only one under the tree's root
+            real = Path(name).resolve()
+            files[name] = (real.read_bytes(), True) if real.is_relative_to(root) else None
+        if files[name] is not None:
+            data, in_header = files[name]
+            candidates.append((name, fn, fn.spelling, in_header, data[fn.extent.start.offset : fn.extent.end.offset]))
     while True:
         names = [n.encode() for n in vocab.names()]
         found = False
-        for fn in parsed.tu.cursor.get_children():
-            if fn.kind != K.FUNCTION_DECL or not fn.is_definition() or fn.location.file is None:
-                continue
-            known = vocab.wrappers.get(fn.spelling)
+        for name, fn, spelling, in_header, text in candidates:
+            known = vocab.wrappers.get(spelling)
             twin = known is not None and known.is_static and fn.storage_class == ci.StorageClass.STATIC
             if known is not None and not twin:
                 continue
-            name = fn.location.file.name
-            if name not in files:  # a header: only one under the tree's root
-                real = Path(name).resolve()
-                files[name] = (real.read_bytes(), True) if real.is_relative_to(root) else None
-            if files[name] is None:
-                continue
-            data, in_header = files[name]
-            if not any(n in data[fn.extent.start.offset : fn.extent.end.offset] for n in names):
+            if not any(n in text for n in names):
                 continue  # the cheap test first: most functions name no lock operation
             if name not in views:
                 views[name] = cparse.view(parsed, name)
@@ -1004,7 +1002,7 @@ def add_wrappers(parsed: ParsedFile, root: Path, vocab: Vocabulary) -> None:
             shape = wrapper_shape(here, fn, vocab)
             if shape is None:
                 continue
-            params = [c for c in fn.get_children() if c.kind == K.PARM_DECL]
+            params = [c for c in child_nodes(fn) if c.kind == K.PARM_DECL]
             wrapper = Wrapper(
                 name=fn.spelling, kind=shape.op.kind, params=tuple(p.spelling for p in params),
                 param_types=tuple(p.type.spelling for p in params), expr=shape.op.mutex,
@@ -1054,10 +1052,10 @@ def wrapper_shape(parsed: ParsedFile, fn: ci.Cursor, vocab: Vocabulary) -> Wrapp
         static local, setjmp, va_list or __func__;
       - `return M;` after locking M: a constructor of `__attribute__((cleanup))` lock guards.
     None for anything else."""
-    body = next((c for c in fn.get_children() if c.kind == K.COMPOUND_STMT), None)
+    body = next((c for c in child_nodes(fn) if c.kind == K.COMPOUND_STMT), None)
     if body is None:
         return None
-    statements = list(body.get_children())
+    statements = child_nodes(body)
     ops = []
     for i, stmt in enumerate(statements):
         text = parsed.text(*statement_range(parsed, stmt))
@@ -1069,7 +1067,7 @@ def wrapper_shape(parsed: ParsedFile, fn: ci.Cursor, vocab: Vocabulary) -> Wrapp
     if len(ops) != 1 or ops[0][1].kind not in ("lock", "unlock"):
         return None
     at, op = ops[0]
-    if identifiers_used(op.mutex) & {c.spelling for c in fn.walk_preorder() if c.kind == K.VAR_DECL}:
+    if identifiers_used(op.mutex) & {c.spelling for c in preorder(fn) if c.kind == K.VAR_DECL}:
         return None  # the mutex is reached through a local: no accessor can say which
     before, after = statements[:at], statements[at + 1 :]
     if after and checks_result(parsed.text(*statement_range(parsed, after[0])), op):
@@ -1098,7 +1096,7 @@ def wrapper_shape(parsed: ParsedFile, fn: ci.Cursor, vocab: Vocabulary) -> Wrapp
     if any(_jumps_out(s) for s in work) or used & vocab.names() or any(t.text in _NOT_COPIED for t in tokenize(text)):
         return None
     declarations = [parsed.text(*statement_range(parsed, s)).strip() for s in uninitialised
-                    if {c.spelling for c in s.get_children()} & used]
+                    if {c.spelling for c in child_nodes(s)} & used]
     return WrapperShape(op, " ".join([*declarations, text]), work[0].extent.start.line)
 
 
@@ -1123,9 +1121,9 @@ _COMPARISONS = {"==", "!=", "<", ">", "<=", ">=", "!", "(", ")", "&&", "||"}
 
 def _declares_without_initializer(stmt: ci.Cursor) -> bool:
     return stmt.kind == K.DECL_STMT and all(
-        c.kind == K.VAR_DECL and not any(x.kind.is_expression() or x.kind == K.INIT_LIST_EXPR for x in c.get_children())
+        c.kind == K.VAR_DECL and not any(x.kind.is_expression() or x.kind == K.INIT_LIST_EXPR for x in child_nodes(c))
         and c.storage_class != ci.StorageClass.STATIC
-        for c in stmt.get_children())
+        for c in child_nodes(stmt))
 
 
 def _jumps_out(stmt: ci.Cursor) -> bool:
@@ -1138,5 +1136,5 @@ def _jumps_out(stmt: ci.Cursor) -> bool:
             return True
         inner_loop = loop or node.kind in (K.FOR_STMT, K.WHILE_STMT, K.DO_STMT)
         inner_breakable = breakable or inner_loop or node.kind == K.SWITCH_STMT
-        return any(visit(c, inner_breakable, inner_loop) for c in node.get_children())
+        return any(visit(c, inner_breakable, inner_loop) for c in child_nodes(node))
     return visit(stmt, False, False)
