@@ -76,7 +76,7 @@ def check_cancellation_cleanups(parsed: ParsedFile, vocab: Vocabulary, body: ci.
             op = classify(call, vocab) if call else None
             if op is not None and op.kind == "unlock" and op.key == region.lock.key:
                 if asynchronous(parsed) or region.problems or cancellation_point_reached(region, vocab):
-                    region.problems.insert(0, (Reason.CANCELLATION_CLEANUP, region.line))
+                    region.refuse(Reason.CANCELLATION_CLEANUP, region.line, first=True)
                 break
 
 
@@ -128,9 +128,9 @@ def pop_released_region(parsed: ParsedFile, vocab: Vocabulary, function: ci.Curs
     analysis = RegionAnalysis(parsed, vocab, op.key)
     analysis.block(statements, is_switch_body=False)
     if analysis.exits:  # leaving a push/pop pair by a jump is undefined: never moved
-        analysis.problems.append((Reason.CANCELLATION_CLEANUP, region.line))
+        analysis.refuse(Reason.CANCELLATION_CLEANUP, region.line)
     if asynchronous(parsed) or cancellation_point_reached(region, vocab):
-        analysis.problems.insert(0, (Reason.CANCELLATION_CLEANUP, region.line))
+        analysis.refuse(Reason.CANCELLATION_CLEANUP, region.line, first=True)
     return region, analysis
 
 

@@ -118,4 +118,4 @@ def refuse_unsafe(view: ParsedFile, regions: list[Region]) -> None:
     for region in regions:
         wrapper = region.lock.wrapper
         if view.guard_line is None or (wrapper is not None and not wrapper.in_header):
-            region.problems.append((Reason.IN_HEADER, region.line))
+            region.refuse(Reason.IN_HEADER, region.line)

@@ -114,7 +114,7 @@ def analyse_tree(root: Path, files: list[Path], config_path: Path, options: Opti
                 seen_through = sources[path].includer or path  # a header: the C file it was read in
                 if seen_through.suffix == ".c" and not flags.built(seen_through):  # no compile check could verify them
                     for region in found:
-                        region.problems.insert(0, (Reason.NOT_BUILT, region.line))
+                        region.refuse(Reason.NOT_BUILT, region.line, first=True)
                 _refuse_kept(str(path.relative_to(root)), found, kept)
         with _timed(outcome, "thread_state_s"):
             roots = {callee for rs in regions.values() for r in rs if r.extractable for callee in _callees(r)}
@@ -251,7 +251,7 @@ def _use_own_static_wrappers(rel: str, found: list[Region], vocab) -> None:
         others = [w for w in region.wrappers_used()
                   if w.is_static and not w.in_header and w.file != rel and (w.name in direct or w.work)]
         if others:
-            region.problems.append((Reason.UNRECOGNIZED_LOCK_SHAPE, region.line))
+            region.refuse(Reason.UNRECOGNIZED_LOCK_SHAPE, region.line)
             region.unrecognized = region.unrecognized or (
                 f"{others[0].name}(), a static function of {others[0].file}, would have to be called from {rel}")
 
@@ -299,7 +299,7 @@ def _extract(root: Path, sources: dict[Path, ParsedFile], analysis: Analysis, re
             return None
         for region in regions[path]:
             if region.line in refused_lines and region.extractable:
-                region.problems.insert(0, (Reason.GENERATED_CODE_DOES_NOT_COMPILE, region.line))
+                region.refuse(Reason.GENERATED_CODE_DOES_NOT_COMPILE, region.line, first=True)
         renderer = FileRenderer(sources[path], regions[path], state, overrides)
         renderer.plan()
         text = render(path, renderer)
@@ -327,7 +327,7 @@ def _refuse_kept(rel: str, regions: list, kept: KeptPosix) -> None:
     for region in regions:
         if kept.refusal(rel, region.function.spelling, region.lock.wrapper_expr or region.lock.mutex,
                         region.parsed.text(region.start, region.end)):
-            region.problems.insert(0, (Reason.LOCK_KEPT_POSIX, region.line))
+            region.refuse(Reason.LOCK_KEPT_POSIX, region.line, first=True)
 
 
 def _lock_entries(table: LockTable, outcome: Outcome, config_path: Path, kept_ids: set[str]) -> list[lock_config.LockEntry]:

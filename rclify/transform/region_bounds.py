@@ -81,7 +81,7 @@ def find_regions(parsed: ParsedFile, function: ci.Cursor, vocab: Vocabulary) -> 
     error_line = parsed.first_error_in(function)
     if error_line is not None:
         for region in regions:
-            region.problems.insert(0, (Reason.PARSE_ERRORS, error_line))
+            region.refuse(Reason.PARSE_ERRORS, error_line, first=True)
     return sorted(regions, key=lambda r: r.start)
 
 
@@ -93,7 +93,7 @@ def _region_at(parsed: ParsedFile, vocab: Vocabulary, function: ci.Cursor, compo
     region = Region(parsed, function, compound, op, start, lock_end, lock_end, lock_end,
                     lock_cursor.extent.start.line)
     if op.kind in ("trylock", "timedlock"):
-        region.problems.append((Reason.TRYLOCK if op.kind == "trylock" else Reason.TIMEDLOCK, region.line))
+        region.refuse(Reason.TRYLOCK if op.kind == "trylock" else Reason.TIMEDLOCK, region.line)
         return region
     following = children[i + 1 :]
     if following and checks_result(parsed.text(*stmt_range(parsed, following[0])), op):
@@ -136,7 +136,7 @@ def _scoped_region_at(parsed: ParsedFile, vocab: Vocabulary, function: ci.Cursor
     analysis = RegionAnalysis(parsed, vocab, op.key, scope=loop, scope_breaks_release=loop is not stmt)
     states = analysis.block(statements, is_switch_body=False)
     if RELEASED in states:
-        analysis.problems.append((Reason.UNBALANCED_REGION, region.line))  # the third clause unlocks again
+        analysis.refuse(Reason.UNBALANCED_REGION, region.line)  # the third clause unlocks again
     _finish(region, analysis)
     return region
 
@@ -179,12 +179,12 @@ def _guard_region_at(parsed: ParsedFile, vocab: Vocabulary, function: ci.Cursor,
     analysis = RegionAnalysis(parsed, vocab, guard.op.key, guard=(lock_end, body_end))
     region.ends_by_exit = not analysis.block(children[i + 1 :], is_switch_body=False) and bool(analysis.exits)
     if any(c.kind in (K.CASE_STMT, K.DEFAULT_STMT) for c in children[i + 1 :]):
-        analysis.problems.append((Reason.LABEL_IN_REGION, region.line))
+        analysis.refuse(Reason.LABEL_IN_REGION, region.line)
     uses = [t for t in tokenize(parsed.text(lock_end, body_end)) if t.text == guard.variable]
     if uses or guard.release.work:  # the variable disappears with the section; work needs it
-        analysis.problems.append((Reason.CLEANUP_GUARD, region.line))
+        analysis.refuse(Reason.CLEANUP_GUARD, region.line)
     if any(e.value for e in analysis.exits) and "(anonymous" in function.result_type.spelling:
-        analysis.problems.append((Reason.CLEANUP_GUARD, region.line))  # no variable can hold the value
+        analysis.refuse(Reason.CLEANUP_GUARD, region.line)  # no variable can hold the value
     _finish(region, analysis)
     return region
 
@@ -197,7 +197,7 @@ def _check_nested_exits(regions: list[Region]) -> None:
         for inner in regions:
             if inner is not region and region.contains(inner) and any(
                     inner.start <= e.unlock_start < inner.end for e in region.exits):
-                region.problems.append((Reason.EXIT_IN_NESTED_SECTION, region.line))
+                region.refuse(Reason.EXIT_IN_NESTED_SECTION, region.line)
                 break
 
 
@@ -218,7 +218,7 @@ def _section_in_macro_at(parsed: ParsedFile, vocab: Vocabulary, function: ci.Cur
     region = Region(parsed, function, compound, lock, start, end, end, end, stmt.extent.start.line)
     expansion = expanded_section(parsed, vocab, function, start, end, lock.key)
     if expansion is None:
-        region.problems.append((Reason.SECTION_IN_MACRO, region.line))
+        region.refuse(Reason.SECTION_IN_MACRO, region.line)
         return region
     # the whole invocation is the region's body: what walks its nodes (thread-local state) sees
     # P and Q too, which only makes it more careful
@@ -258,7 +258,7 @@ def _timed_region(parsed: ParsedFile, vocab: Vocabulary, function: ci.Cursor, co
     op = LockOp("timedlock", mutex, normalize(mutex))
     region = Region(parsed, function, compound, op, start, end, end, end, call.extent.start.line)
     region.body_end_stmt = end
-    region.problems.append((Reason.TIMEDLOCK, region.line))
+    region.refuse(Reason.TIMEDLOCK, region.line)
     return region
 
 
@@ -376,7 +376,7 @@ def _close(parsed: ParsedFile, vocab: Vocabulary, region: Region, following: lis
         if RELEASED in states:
             break  # unbalanced: already reported
     if not ended and not analysis.problems:
-        analysis.problems.append((unended_reason, region.line))
+        analysis.refuse(unended_reason, region.line)
     if not ended:
         region.body_end = region.end = region.lock_end
     region.body_end_stmt = region.end
@@ -451,26 +451,26 @@ def _finish(region: Region, analysis: RegionAnalysis) -> None:
     """The checks over the whole region once its end is known; its exits and problems."""
     parsed = region.parsed
     if analysis.other_locks:
-        analysis.problems.append((Reason.HAND_OVER_HAND, region.line))
+        analysis.refuse(Reason.HAND_OVER_HAND, region.line)
     names = identifiers_used(parsed.text(region.lock_end, region.body_end))
     if names & SETJMP:
-        analysis.problems.append((Reason.SETJMP, region.line))
+        analysis.refuse(Reason.SETJMP, region.line)
     if region.lifted is not None:  # run before the lock (_variadic_reads)
         names = identifiers_used(parsed.text(region.lock_end, region.lifted[0])
                                  + parsed.text(region.lifted[1], region.body_end))
     if names & VA:
-        analysis.problems.append((Reason.VA_LIST, region.line))
+        analysis.refuse(Reason.VA_LIST, region.line)
     for label, line in analysis.gotos_held:
         target = _label_offset(region.function, label)
         if target is None or not (region.lock_end <= target < region.body_end):
-            analysis.problems.append((Reason.JUMP_OUT_WHILE_LOCKED, line))
+            analysis.refuse(Reason.JUMP_OUT_WHILE_LOCKED, line)
     region.exits = analysis.exits
     region.windows = analysis.windows
     region.unrecognized = region.unrecognized or analysis.unrecognized
     region.unlock_effects += analysis.unlock_effects
     for window in region.windows:  # its pieces go to two functions: no #if block may span them
         if splits_conditional(parsed.text(window.unlock_start, window.relock_end)):
-            analysis.problems.append((Reason.PREPROCESSOR_CONDITIONAL, window.line))
+            analysis.refuse(Reason.PREPROCESSOR_CONDITIONAL, window.line)
     region.problems = _unique(analysis.problems)
 
 
@@ -494,14 +494,14 @@ def _check_labels(parsed: ParsedFile, function: ci.Cursor, regions: list[Region]
             in_tail = any(e.tail_start <= goto_at < e.tail_end for e in region.exits)  # runs unlocked
             from_inside = region.lock_end <= goto_at < region.body_end and not in_tail
             if inside and not from_inside:
-                region.problems.append((Reason.LABEL_TARGETED_FROM_OUTSIDE, region.line))
+                region.refuse(Reason.LABEL_TARGETED_FROM_OUTSIDE, region.line)
                 break
 
 
 def _check_preprocessor(parsed: ParsedFile, regions: list[Region]) -> None:
     for region in regions:
         if splits_conditional(parsed.text(region.start, region.end)) and not _widen_to_conditional_locks(parsed, region):
-            region.problems.append((Reason.PREPROCESSOR_CONDITIONAL, region.line))
+            region.refuse(Reason.PREPROCESSOR_CONDITIONAL, region.line)
 
 
 def _widen_to_conditional_locks(parsed: ParsedFile, region: Region) -> bool:

@@ -63,8 +63,25 @@ class Window:
     relock_op: LockOp
 
 
+class Refusable:
+    """What holds a region's reasons to stay hybrid (`problems`, (reason, line) pairs: none, it is
+    extracted): the region, and the walk of its statements before the region gets them.  Every
+    refusal of every step goes through refuse()."""
+
+    problems: list[tuple[Reason, int]]
+
+    def refuse(self, reason: Reason, line: int, first: bool = False) -> None:
+        """Leaves the region hybrid for reason, found at line.  first: the reason the report gives
+        before the others, one that makes them moot (a parse error, a file the build does not
+        compile, a lock kept posix, generated code that does not compile)."""
+        if first:
+            self.problems.insert(0, (reason, line))
+        else:
+            self.problems.append((reason, line))
+
+
 @dataclass
-class Region:
+class Region(Refusable):
     parsed: ParsedFile
     function: ci.Cursor
     compound: ci.Cursor  # block holding the lock statement
@@ -75,7 +92,7 @@ class Region:
     end: int
     line: int
     exits: list[Exit] = field(default_factory=list)
-    problems: list[tuple[str, int]] = field(default_factory=list)  # (reason, line)
+    problems: list[tuple[Reason, int]] = field(default_factory=list)  # (reason, line): Refusable
     is_trylock: bool = False
     body_end_stmt: int = 0  # end of the statement that closes the section
     after: tuple[int, int] | None = None  # trylock: rest of the then-block, run in the caller
@@ -195,7 +212,7 @@ class _Construct:
         self.breaks_released = False
 
 
-class RegionAnalysis:
+class RegionAnalysis(Refusable):
     """Walks one region's statements in the held state, collecting exits and problems."""
 
     def __init__(self, parsed: ParsedFile, vocab: Vocabulary, key: str, scope: ci.Cursor | None = None,
@@ -212,7 +229,7 @@ class RegionAnalysis:
         self.vocab = vocab
         self.key = key
         self.exits: list[Exit] = []
-        self.problems: list[tuple[str, int]] = []
+        self.problems: list[tuple[Reason, int]] = []
         self.constructs: list[_Construct] = [_Construct(scope)] if scope is not None else []
         self.scope = self.constructs[0] if scope is not None else None
         self.scope_breaks_release = scope_breaks_release
@@ -228,7 +245,7 @@ class RegionAnalysis:
         self.held_by_scope = 0
 
     def problem(self, reason: Reason, cursor: ci.Cursor) -> None:
-        self.problems.append((reason, cursor.extent.start.line))
+        self.refuse(reason, cursor.extent.start.line)
 
     def op_of(self, cursor: ci.Cursor) -> LockOp | None:
         start, end = stmt_range(self.parsed, cursor)

@@ -71,7 +71,7 @@ class FileRenderer:
                 try:
                     self._hoist_plan[region.start] = plan.hoists(self.parsed, region, self._decls)
                 except Refusal as refusal:
-                    region.problems.append((refusal.reason, region.line))
+                    region.refuse(refusal.reason, region.line)
         for region in self.regions:
             if region.extractable:
                 self._call_site(region)  # plans (and may refuse) every region, nested ones first
@@ -149,7 +149,7 @@ class FileRenderer:
         try:
             text = self._extract(region)
         except Refusal as refusal:
-            region.problems.append((refusal.reason, region.line))
+            region.refuse(refusal.reason, region.line)
             return ""
         self._call_sites[region.start] = text
         return text
