@@ -3,12 +3,14 @@
 Every changed C file is compiled (gcc -fsyntax-only) against the staged headers and the runtime's,
 with every C file that includes (transitively) a changed header (whatever it names: an alias of
 the pthread API in a header reaches files that never name it), and every C++ source that changed or includes a
-changed header with g++.  A C file whose new text does not compile while its original does is
-rendered again without the regions the errors are in (_without_failing_regions), else retried
-with the API rewrite alone (its regions left hybrid, reason generated-code-does-not-compile).
-A file that still does not compile is left unchanged, and with it every changed file that must then stay as it is for the
-tree to stay consistent (rclify/transform/includes.py: the headers it includes, their includers,
-files sharing its lock declarations); all are reported.  Nothing here writes to the tree.
+changed header with g++.  Of a C file whose new text does not compile while its original does,
+check() gives a Verdict: gcc's error and the extracted regions its errors are in.  The pipeline,
+which owns each region's fate, renders the file again without them and hands it back (recheck),
+a few rounds; else it asks for the API rewrite alone (api_rewrite_alone: its regions left hybrid,
+reason generated-code-does-not-compile).  A file that still does not compile is left unchanged
+(leave_unchanged), and with it every changed file that must then stay as it is for the tree to
+stay consistent (rclify/transform/includes.py: the headers it includes, their includers, files
+sharing its lock declarations); all are reported.  Nothing here writes to the tree.
 """
 
 import re
@@ -106,8 +108,17 @@ def _errors_by_function(tree: Path, rel: str, flags: list[str]) -> list[tuple[st
 
 
 @dataclass
+class Verdict:
+    """A C file whose transformed text does not compile where its original does."""
+
+    error: str  # gcc's first error the original does not have
+    extracted: bool  # the file has extracted code (else only its API was rewritten)
+
+
+@dataclass
 class Staging:
-    """A copy of the tree's C files with the extracted text in, where the API is rewritten."""
+    """A copy of the tree's C files with the extracted text in, where the API is rewritten and the
+    result compiled; a context manager (the copy is removed on exit)."""
 
     root: Path
     table: LockTable
@@ -118,45 +129,44 @@ class Staging:
     progress: Callable[[str], None]
     kept: KeptPosix = field(default_factory=KeptPosix)  # locks that stay pthread ones; files left as they are
     macro_file: Path = MACRO_FILE  # spatch's: with the tree's declaration macros (ctext/tree_macros.py)
-    # renders a C file again with the regions at the given first lines left hybrid (None: no
-    # region of it there, or nothing extracted any more): a failed compile check costs the regions
-    # the error is in, not the whole file
-    rerender: Callable[[str, set[int]], str | None] | None = None
     built: Callable[[Path], bool] = lambda path: True  # does the build compile this C file (build_flags/)
 
-    def rewrite_and_verify(self, files: list[Path], rendered: dict[Path, str]) -> dict[str, str]:
-        """Returns {relative path: new text} of every file that changes and still compiles."""
+    def __enter__(self) -> "Staging":
         self.dir = Path(tempfile.mkdtemp(prefix="rclify-stage-"))
+        return self
+
+    def __exit__(self, *exc) -> None:
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    def stage(self, files: list[Path], rendered: dict[Path, str]) -> dict[str, str]:
+        """Stages the rendered texts, rewrites the API, checks the headers with extracted code;
+        returns {relative path: new text} of every file that changes (check() says which compile)."""
         self.files = files
-        try:
-            for path in files:
-                target = self.dir / path.relative_to(self.root)
-                target.parent.mkdir(parents=True, exist_ok=True)
-                if path in rendered:
-                    _write(target, rendered[path])
-                else:
-                    shutil.copy2(path, target)
-            root, config = self.root, self.config_path
-            self.config = self.dir / config.relative_to(root) if config.is_relative_to(root) else config
-            new_texts = self._rewrite([self.dir / p.relative_to(root) for p in files])
-            changed = {}
-            for path in files:
-                rel = str(path.relative_to(root))
-                text = new_texts.get(self.dir / rel)
-                if text is None:
-                    text = _read(self.dir / rel)
-                if text != _read(path):
-                    changed[rel] = text
-                    _write(self.dir / rel, text)
-            self.config.parent.mkdir(parents=True, exist_ok=True)  # --config in a folder with no source file
-            self.config.write_text(lock_config.render(self.outcome.locks))
-            self.c_files = [str(p.relative_to(root)) for p in files if p.suffix == ".c"]
-            extracted_in = {str(p.relative_to(root)) for p in rendered}
-            self._verify_headers(changed, extracted_in)
-            self._verify(changed, extracted_in)
-            return changed
-        finally:
-            shutil.rmtree(self.dir, ignore_errors=True)
+        for path in files:
+            target = self.dir / path.relative_to(self.root)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            if path in rendered:
+                _write(target, rendered[path])
+            else:
+                shutil.copy2(path, target)
+        root, config = self.root, self.config_path
+        self.config = self.dir / config.relative_to(root) if config.is_relative_to(root) else config
+        new_texts = self._rewrite([self.dir / p.relative_to(root) for p in files])
+        changed = {}
+        for path in files:
+            rel = str(path.relative_to(root))
+            text = new_texts.get(self.dir / rel)
+            if text is None:
+                text = _read(self.dir / rel)
+            if text != _read(path):
+                changed[rel] = text
+                _write(self.dir / rel, text)
+        self.config.parent.mkdir(parents=True, exist_ok=True)  # --config in a folder with no source file
+        self.config.write_text(lock_config.render(self.outcome.locks))
+        self.c_files = [str(p.relative_to(root)) for p in files if p.suffix == ".c"]
+        self.extracted_in = {str(p.relative_to(root)) for p in rendered}
+        self._verify_headers(changed, self.extracted_in)
+        return changed
 
     def _rewrite(self, paths: list[Path]) -> dict[Path, str]:
         result = rewrite_api.rewrite_api(self.dir, paths, self.table.sites, self.config, self.jobs, kept=self.kept,
@@ -199,8 +209,10 @@ class Staging:
                               "regions left hybrid")
                 break
 
-    def _verify(self, changed: dict[str, str], extracted_in: set[str]) -> None:
-        graph = IncludeGraph(self.root, self.files, self.flags_for(self.root))  # the tree-wide flags
+    def check(self, changed: dict[str, str]) -> dict[str, Verdict]:
+        """Compiles every file whose text or headers changed; {relative path: Verdict} of those
+        that no longer compile."""
+        self.graph = graph = IncludeGraph(self.root, self.files, self.flags_for(self.root))  # the tree-wide flags
         headers = {rel for rel in changed if is_header(rel)}
         # every C file whose preprocessed text may change: its own text, or a header it includes
         # (a header's `#define my_mutex_init pthread_mutex_init` beside its rewritten types breaks
@@ -208,7 +220,7 @@ class Staging:
         # os2 and win32 files compile on no Linux machine, before or after)
         c_files = sorted({rel for rel in graph.direct if rel.endswith(".c") and (
             rel in changed or graph.closure(rel) & headers and self.built(self.root / rel))}
-            | {rel for h in headers if h in extracted_in for rel in self._includers(h)})
+            | {rel for h in headers if h in self.extracted_in for rel in self._includers(h)})
         cxx_files = sorted(rel for rel in graph.direct if is_cxx_source(rel)
                            and (rel in changed or graph.closure(rel) & headers))
         self.progress(f"checking that {len(c_files)} C files and {len(cxx_files)} C++ files whose text or "
@@ -216,7 +228,7 @@ class Staging:
         checks = [(rel, self.dir) for rel in c_files + cxx_files]
         with ThreadPoolExecutor(max_workers=max(1, self.jobs)) as pool:
             results = dict(zip(c_files + cxx_files, pool.map(lambda job: self._compiles(*job), checks)))
-        broken = {}
+        verdicts = {}
         for rel, (ok, error) in results.items():
             if ok:
                 continue
@@ -228,11 +240,8 @@ class Staging:
                     self.outcome.unverified[rel] = original_error
                     continue
                 error = after[new[0]]
-            if self._fallback(rel, changed, extracted_in, error):
-                continue
-            broken[rel] = error
-        if broken:
-            self._leave_unchanged(broken, changed, graph)
+            verdicts[rel] = Verdict(error, rel in self.extracted_in)
+        return verdicts
 
     def _compiles(self, rel: str, tree: Path) -> tuple[bool, str]:
         flags = self.flags_for(self.root / rel) if tree == self.root else self._staged_flags(rel)
@@ -245,76 +254,52 @@ class Staging:
         root = str(self.root)
         return [f.replace(root, str(self.dir), 1) if root in f else f for f in self.flags_for(self.root / rel)]
 
-    def _fallback(self, rel: str, changed: dict[str, str], extracted_in: set[str], error: str) -> bool:
-        """A C file with extracted code: without the regions its errors are in, if that compiles
-        (a few rounds), else the API rewrite alone (its regions left hybrid).  Says whether the
-        file now compiles."""
-        if rel not in extracted_in:
-            return False
-        if self._without_failing_regions(rel, changed):
-            return True
-        if not self._api_rewrite_alone(rel, changed):
-            return False
-        for region in self.outcome.regions:
-            if region["file"] == rel and region["status"] == "extracted":
-                leave_hybrid(region, Reason.GENERATED_CODE_DOES_NOT_COMPILE, error)
-        self.progress(f"warning: {rel}: extracted code does not compile ({error}); regions left hybrid")
-        return True
+    def recheck(self, rel: str, text: str, refused: set[int]) -> dict[int, str] | None:
+        """Stages text as rel's (rendered again without the regions starting at refused), with the
+        API rewritten; None when it compiles, else the regions its errors are in (failing_regions)."""
+        staged = self.dir / rel
+        _write(staged, text)
+        _write(staged, self._rewrite([staged]).get(staged) or text)
+        return self.failing_regions(rel, refused)
 
-    _REGION_ROUNDS = 3
-
-    def _without_failing_regions(self, rel: str, changed: dict[str, str]) -> bool:
-        """Renders rel again without the extracted regions gcc's errors are in, up to a few rounds;
-        says whether that compiles (then it is staged and in changed, and those regions are
-        hybrid).  An error is in the function gcc names (a section's, rclify_cs_<f>_<n>, or its
-        caller's), at a line of the user's source (#line): of that function's regions (those
-        capturing a name the error quotes, if any), the one starting last at or before the line."""
-        if self.rerender is None:
-            return False
+    def failing_regions(self, rel: str, refused: set[int]) -> dict[int, str] | None:
+        """None when staged rel compiles, else the extracted regions of rel (not refused already)
+        that gcc's errors are in: an error is in the function gcc names (a section's,
+        rclify_cs_<f>_<n>, or its caller's), at a line of the user's source (#line): of that
+        function's regions (those capturing a name the error quotes, if any), the one starting
+        last at or before the line."""
+        errors = _errors_by_function(self.dir, rel, self._staged_flags(rel))
+        if not errors:
+            return None
         extracted = [r for r in self.outcome.regions if r["file"] == rel and r["status"] == "extracted"]
-        refused: dict[int, str] = {}
-        for round_ in range(self._REGION_ROUNDS + 1):
-            errors = _errors_by_function(self.dir, rel, self._staged_flags(rel))
-            if not errors:
-                break
-            if round_ == self._REGION_ROUNDS:
-                return False
-            failing = {}
-            for function, line, message in errors:
-                mine = [r for r in extracted if function in (r["function"], r.get("function_extracted"))
-                        and r["line"] not in refused]
-                # a name the message quotes that one region captures tells it from its neighbours
-                # (a call site is longer than its region: its lines run into the next region's)
-                quoted = set(re.findall(r"[‘'](\w+)[’']", message))
-                mine = [r for r in mine if quoted & set(r.get("context", []))] or mine
-                before = [r for r in mine if r["line"] <= line]
-                for region in [max(before, key=lambda r: r["line"])] if before else mine:
-                    failing[region["line"]] = message
-            if not failing:
-                return False
-            refused.update(failing)
-            text = self.rerender(rel, set(refused))
-            if text is None:
-                return False
-            staged = self.dir / rel
-            _write(staged, text)
-            text = self._rewrite([staged]).get(staged) or text
-            _write(staged, text)
-        if not refused:
-            return False
+        failing = {}
+        for function, line, message in errors:
+            mine = [r for r in extracted if function in (r["function"], r.get("function_extracted"))
+                    and r["line"] not in refused]
+            # a name the message quotes that one region captures tells it from its neighbours
+            # (a call site is longer than its region: its lines run into the next region's)
+            quoted = set(re.findall(r"[‘'](\w+)[’']", message))
+            mine = [r for r in mine if quoted & set(r.get("context", []))] or mine
+            before = [r for r in mine if r["line"] <= line]
+            for region in [max(before, key=lambda r: r["line"])] if before else mine:
+                failing[region["line"]] = message
+        return failing
+
+    def keep_without(self, rel: str, refused: dict[int, str], changed: dict[str, str]) -> None:
+        """rel's staged text, which compiles without the regions at refused, is its new text."""
         changed[rel] = _read(self.dir / rel)
-        for region in extracted:
-            if region["line"] in refused:
+        for region in self.outcome.regions:
+            if region["file"] == rel and region["status"] == "extracted" and region["line"] in refused:
                 leave_hybrid(region, Reason.GENERATED_CODE_DOES_NOT_COMPILE, refused[region["line"]])
         self.progress(f"warning: {rel}: the extracted code of {len(refused)} region{'s' if len(refused) != 1 else ''} "
                       f"does not compile ({next(iter(refused.values()))}); left hybrid, the file's other regions "
                       "extracted")
-        return True
 
-    def _leave_unchanged(self, broken: dict[str, str], changed: dict[str, str], graph: IncludeGraph) -> None:
+    def leave_unchanged(self, broken: dict[str, str], changed: dict[str, str]) -> None:
         """Every file that does not compile after the rewrite, with every changed file that must then
         stay as it is too (includes.left_unchanged_group), is left as it was; their regions report
         file-left-unchanged."""
+        graph = self.graph
         texts = {rel: _read(self.root / rel) for rel in set(changed) | set(broken)}
         seeds = {rel: f"does not compile after the rewrite: {error}" for rel, error in broken.items()}
         group = left_unchanged_group(seeds, set(changed) | set(broken), graph, texts)
@@ -327,8 +312,9 @@ class Staging:
                     leave_hybrid(region, Reason.FILE_LEFT_UNCHANGED, why)
             self.progress(f"warning: {rel}: {why}; file left unchanged")
 
-    def _api_rewrite_alone(self, rel: str, changed: dict[str, str]) -> bool:
-        """Stages the original text with the API rewrite only; says whether that compiles."""
+    def api_rewrite_alone(self, rel: str, error: str, changed: dict[str, str]) -> bool:
+        """Stages the original text with the API rewrite only; says whether that compiles (then its
+        regions are hybrid: generated-code-does-not-compile, error)."""
         staged = self.dir / rel
         _write(staged, _read(self.root / rel))
         text = self._rewrite([staged]).get(staged)
@@ -338,4 +324,8 @@ class Staging:
         if not compiles(self.dir, rel, self._staged_flags(rel))[0]:
             return False
         changed[rel] = text
+        for region in self.outcome.regions:
+            if region["file"] == rel and region["status"] == "extracted":
+                leave_hybrid(region, Reason.GENERATED_CODE_DOES_NOT_COMPILE, error)
+        self.progress(f"warning: {rel}: extracted code does not compile ({error}); regions left hybrid")
         return True

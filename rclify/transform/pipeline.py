@@ -131,19 +131,58 @@ def analyse_tree(root: Path, files: list[Path], config_path: Path, options: Opti
 
         kept_ids = set(kept.lock_ids)
         kept_ids |= kept_call_sites(table.sites, kept_ids)
-        outcome.locks = _lock_entries(table, outcome, config_path, kept_ids)
-        staging = Staging(root, table, config_path, flags.for_file, options.jobs, outcome, progress, kept,
-                          macro_file, rerender, built=flags.built)
-        with _timed(outcome, "spatch_rewrite_and_verify_s"):
-            outcome.changed = staging.rewrite_and_verify(files, rendered)
-        # the compile check may have left regions hybrid: the entries' counts say what was written
-        outcome.locks = _lock_entries(table, outcome, config_path, kept_ids)
+        existing = lock_config.read(config_path) if config_path.exists() else []
+        entries = [e for e in table.entries() if e.lock_id not in kept_ids]  # kept ones stay pthread mutexes
+        outcome.locks = lock_config.merge(entries, existing)  # what the staged lock_config.h declares
+        with _timed(outcome, "spatch_rewrite_and_verify_s"), \
+                Staging(root, table, config_path, flags.for_file, options.jobs, outcome, progress, kept,
+                        macro_file, built=flags.built) as staging:
+            changed = staging.stage(files, rendered)
+            _settle_compile_failures(staging, changed, rerender)
+            outcome.changed = changed
+        _count_regions(entries, table, outcome)  # as written: the compile check may have left some hybrid
         progress(f"rewrote the lock API in {len(outcome.changed)} files "
                  f"({outcome.timings['spatch_rewrite_and_verify_s']:.1f}s)")
     finally:
         for cleanup in cleanups:
             cleanup()
     return outcome
+
+
+_REGION_ROUNDS = 3  # renderings of a file, each without more failing regions, before its API rewrite alone
+
+
+def _settle_compile_failures(staging: Staging, changed: dict[str, str], rerender: Callable) -> None:
+    """The fate of what the compile check refuses (compile_check.py gives verdicts, this decides):
+    a C file with extracted code is rendered again without the regions gcc's errors are in (a
+    failed compile costs those regions, not the whole file), else gets the API rewrite alone; a
+    file that still does not compile is left unchanged, with every file that must stay with it."""
+    broken = {}
+    for rel, verdict in staging.check(changed).items():
+        if verdict.extracted and (_without_failing_regions(staging, rel, changed, rerender)
+                                  or staging.api_rewrite_alone(rel, verdict.error, changed)):
+            continue
+        broken[rel] = verdict.error
+    if broken:
+        staging.leave_unchanged(broken, changed)
+
+
+def _without_failing_regions(staging: Staging, rel: str, changed: dict[str, str], rerender: Callable) -> bool:
+    """rel rendered again without the regions its errors are in, a few rounds; whether that compiles."""
+    refused: dict[int, str] = {}
+    failing = staging.failing_regions(rel, set())
+    for _ in range(_REGION_ROUNDS):
+        if not failing:  # it compiles (None), or no region holds the errors ({})
+            break
+        refused.update(failing)
+        text = rerender(rel, set(refused))
+        if text is None:
+            return False
+        failing = staging.recheck(rel, text, set(refused))
+    if failing is not None or not refused:
+        return False
+    staging.keep_without(rel, refused, changed)
+    return True
 
 
 def _spatch_macro_file(root: Path, files: list[Path], outcome: Outcome, progress: Progress) -> Path:
@@ -330,21 +369,17 @@ def _refuse_kept(rel: str, regions: list, kept: KeptPosix) -> None:
             region.refuse(Reason.LOCK_KEPT_POSIX, region.line, first=True)
 
 
-def _lock_entries(table: LockTable, outcome: Outcome, config_path: Path, kept_ids: set[str]) -> list[lock_config.LockEntry]:
+def _count_regions(entries: list[lock_config.LockEntry], table: LockTable, outcome: Outcome) -> None:
+    """Each entry's description says how many regions lock it and how many were extracted; each
+    region record gets its lock's id."""
     counts: dict[str, Counter] = {}
     for region in outcome.regions:
         lock_id = table.match_lock(region["lock_expr"], region["file"], region["function"])
         if lock_id is not None:
             counts.setdefault(lock_id, Counter())[region["status"]] += 1
             region["lock_id"] = lock_id
-    entries = []
-    for entry in table.entries():
-        if entry.lock_id in kept_ids:
-            continue  # stays a pthread mutex (kept_posix.py): no rclify configuration
+    for entry in entries:
         c = counts.get(entry.lock_id, Counter())
         total = c["extracted"] + c["hybrid"]
         entry.description = (f"{entry.description}; {total} region{'s' if total != 1 else ''}, "
                              f"{c['extracted']} extracted")
-        entries.append(entry)
-    existing = lock_config.read(config_path) if config_path.exists() else []
-    return lock_config.merge(entries, existing)
