@@ -1,0 +1,199 @@
+"""Reading C text for lock helpers: a file's code with comments, strings and directives blanked,
+its function definitions and function-like macros, the calls in a span of it, whether a name is
+called, and what a call's value is assigned to."""
+
+import re
+from dataclasses import dataclass
+
+from rclify.ctext.preprocessor import defines, directive_lines, one_branch_where_unbalanced
+from rclify.ctext.tokens import Token, code_only, matching_bracket, tokenize, tokens_between
+from rclify.transform.lock_helpers.model import Function
+
+# the call that initialises a mutex
+INIT = "pthread_mutex_init"
+# identifiers followed by `(` that are no calls
+_NOT_CALLS = {
+    "if", "while", "for", "switch", "return", "sizeof", "_Alignof", "alignof", "__alignof__", "typeof",
+    "__typeof__", "__typeof", "_Generic", "defined", "__attribute__", "__attribute", "__extension__",
+    "__asm__", "asm", "case", "do", "else", "_Static_assert", "static_assert", "__builtin_offsetof",
+}
+# how deep a macro's body is followed through the macros it calls
+MAX_MACRO_DEPTH = 6
+
+
+def blanked_code(text: str) -> str:
+    """text with comments, strings and preprocessor directives blanked, offsets kept; of an #if
+    group whose branches open or close braces, only the first branch (functions() counts them)."""
+    lines = one_branch_where_unbalanced(code_only(text)).split("\n")
+    for first, last in directive_lines(text):
+        for i in range(first, last + 1):
+            lines[i] = " " * len(lines[i])
+    return "\n".join(lines)
+
+
+def macros(text: str) -> dict[str, str]:
+    """The function-like macros of a text: {name: body} (comments blanked; the last of several)."""
+    return {d.name: d.body for d in defines(text) if d.params is not None}
+
+
+def _opening(tokens: list[Token], close: int) -> int:
+    """Index of the `(` matching the `)` at close, or -1."""
+    depth = 0
+    for j in range(close, -1, -1):
+        if tokens[j].text == ")":
+            depth += 1
+        elif tokens[j].text == "(":
+            depth -= 1
+            if depth == 0:
+                return j
+    return -1
+
+
+def _param_name(tokens: list[Token]) -> str:
+    """The name a parameter declaration declares ('' for `void` or an unnamed one)."""
+    flat, depth = [], 0
+    for t in tokens:
+        depth += t.text == "["
+        if depth == 0:
+            flat.append(t)
+        depth -= t.text == "]"
+    for i, t in enumerate(flat):  # a function pointer: void (*cb)(int)
+        if t.text == "(" and i + 2 < len(flat) and flat[i + 1].text == "*" and flat[i + 2].kind == "ident":
+            return flat[i + 2].text
+    idents = [t.text for t in flat if t.kind == "ident"]
+    return idents[-1] if len(idents) > 1 else ""
+
+
+def functions(file: str, code: str) -> list[Function]:
+    """The function definitions of a file's code (comments, strings and directives blanked)."""
+    tokens = tokenize(code)
+    out, depth, boundary = [], 0, -1
+    i = 0
+    while i < len(tokens):
+        t = tokens[i]
+        if t.text == "{" and depth == 0:
+            close = i - 1
+            while close >= 0 and tokens[close].text == ")":  # past __attribute__((...)) groups
+                open_ = _opening(tokens, close)
+                if open_ > 0 and tokens[open_ - 1].text in ("__attribute__", "__attribute"):
+                    close = open_ - 2
+                    continue
+                break
+            end = matching_bracket(tokens, i)
+            if end < 0:
+                break
+            open_ = _opening(tokens, close) if close >= 0 and tokens[close].text == ")" else -1
+            if open_ > 0 and tokens[open_ - 1].kind == "ident" and tokens[open_ - 1].text not in _NOT_CALLS:
+                name = tokens[open_ - 1]
+                params, start = [], open_ + 1
+                for j in range(open_ + 1, close + 1):
+                    if (tokens[j].text == "," and _depth_between(tokens, open_, j) == 1) or j == close:
+                        params.append(_param_name(tokens[start:j]))
+                        start = j + 1
+                head = [x.text for x in tokens[boundary + 1 : open_ - 1]]
+                out.append(Function(file, name.text, code.count("\n", 0, name.start) + 1,
+                                    tuple(p for p in params if p), "void" in head and "*" not in head,
+                                    t.start, tokens[end].end, "static" in head))
+                i, boundary = end + 1, end
+                continue
+            depth += 1
+        elif t.text == "{":
+            depth += 1
+        elif t.text == "}":
+            depth -= 1
+            if depth == 0:
+                boundary = i
+        elif t.text == ";" and depth == 0:
+            boundary = i
+        i += 1
+    return out
+
+
+def _depth_between(tokens: list[Token], open_: int, j: int) -> int:
+    depth = 0
+    for k in range(open_, j):
+        depth += tokens[k].text in "([{"
+        depth -= tokens[k].text in ")]}"
+    return depth
+
+
+def calls_in(code: str, start: int, end: int):
+    """(name, offset of the name, offset of its `(`) of each identifier called in code[start:end]."""
+    tokens = tokens_between(code, start, end)
+    for i, t in enumerate(tokens[:-1]):
+        if t.kind == "ident" and tokens[i + 1].text == "(" and t.text not in _NOT_CALLS:
+            yield t.text, t.start, tokens[i + 1].start
+
+
+def is_call(code: str, at: int) -> bool:
+    """Is the identifier at offset `at` called (not declared: `int f(`, `T *f(`), with its
+    parenthesis following?"""
+    before = code[:at].rstrip()
+    if not before:
+        return False
+    previous = re.search(r"(\w+|\S)$", before).group(1)
+    if previous in ("return", "else", "do", "case"):
+        return True
+    return not (previous == "*" or re.fullmatch(r"\w+", previous))
+
+
+def assigned_to(code: str, at: int, fn: Function | None) -> str:
+    """What the value of the call at offset `at` is assigned to: `x` in `x = f()` and in
+    `T *x = f()`, `c->lock` in `c->lock = (T *)f()`, `tbl[i]`; '' otherwise."""
+    tokens = tokenize(code[fn.body_start + 1 if fn else 0 : at])
+    i = len(tokens) - 1
+    while i >= 0 and tokens[i].text == ")":  # a cast: (T *)
+        open_ = _opening(tokens, i)
+        inside = tokens[open_ + 1 : i]
+        if open_ < 0 or not inside or any(x.kind != "ident" and x.text != "*" for x in inside):
+            return ""
+        i = open_ - 1
+    if i < 1 or tokens[i].text != "=":
+        return ""
+    end = i - 1
+    j = end  # back over a postfix expression: names, members, subscripts
+    while j >= 0:
+        if tokens[j].text == "]":
+            depth = 0
+            while j >= 0:
+                depth += (tokens[j].text == "]") - (tokens[j].text == "[")
+                if depth == 0:
+                    break
+                j -= 1
+            j -= 1
+        elif tokens[j].kind == "ident":
+            if j >= 1 and tokens[j - 1].text in (".", "->"):
+                j -= 2
+            else:
+                break
+        else:
+            return ""
+    if j < 0 or tokens[j].kind != "ident":
+        return ""
+    text = code[(fn.body_start + 1 if fn else 0) + tokens[j].start : (fn.body_start + 1 if fn else 0) + tokens[end].end]
+    if j >= 1 and tokens[j - 1].text == "*" and (j < 2 or tokens[j - 2].kind != "ident"):
+        text = "*" + text  # *out = f()
+    return re.sub(r"\s+", "", text)
+
+
+def line_col(code: str, at: int) -> tuple[int, int]:
+    line = code.count("\n", 0, at) + 1
+    return line, at - (code.rfind("\n", 0, at) + 1)
+
+
+@dataclass
+class Source:
+    """A file of the tree as inference reads it."""
+
+    file: str
+    code: str  # comments, strings and directives blanked
+    functions: list[Function]
+
+
+def read_sources(texts: dict[str, str]) -> list[Source]:
+    """The files of a tree ({file: text}), in order of their names."""
+    out = []
+    for file, text in sorted(texts.items()):
+        code = blanked_code(text)
+        out.append(Source(file, code, functions(file, code) if "(" in code else []))
+    return out
