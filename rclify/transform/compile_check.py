@@ -33,6 +33,7 @@ from rclify.transform.kept_posix import KeptPosix
 from rclify.transform.lock_table import LockTable
 from rclify.transform.refusals import Reason
 from rclify.transform.report import Outcome, leave_hybrid
+from rclify.transform.source_tree import SourceTree
 
 
 def _read(path: Path) -> str:
@@ -120,7 +121,7 @@ class Staging:
     """A copy of the tree's C files with the extracted text in, where the API is rewritten and the
     result compiled; a context manager (the copy is removed on exit)."""
 
-    root: Path
+    tree: SourceTree  # the original files: read there, never written
     table: LockTable
     config_path: Path  # lock_config.h, where the tree will have it
     flags_for: Callable[[Path], list[str]]  # a file's build flags (build_flags/), paths in the tree
@@ -130,6 +131,10 @@ class Staging:
     kept: KeptPosix = field(default_factory=KeptPosix)  # locks that stay pthread ones; files left as they are
     macro_file: Path = MACRO_FILE  # spatch's: with the tree's declaration macros (ctext/tree_macros.py)
     built: Callable[[Path], bool] = lambda path: True  # does the build compile this C file (build_flags/)
+
+    @property
+    def root(self) -> Path:
+        return self.tree.root
 
     def __enter__(self) -> "Staging":
         self.dir = Path(tempfile.mkdtemp(prefix="rclify-stage-"))
@@ -158,7 +163,7 @@ class Staging:
             text = new_texts.get(self.dir / rel)
             if text is None:
                 text = _read(self.dir / rel)
-            if text != _read(path):
+            if text != self.tree.text(path):
                 changed[rel] = text
                 _write(self.dir / rel, text)
         self.config.parent.mkdir(parents=True, exist_ok=True)  # --config in a folder with no source file
@@ -194,7 +199,7 @@ class Staging:
                 ok, error = compiles(self.dir, rel, self._staged_flags(rel))
                 if ok or not compiles(self.root, rel, self.flags_for(self.root / rel))[0]:
                     continue
-                staged, original = self.dir / header, _read(self.root / header)
+                staged, original = self.dir / header, self.tree.text(header)
                 _write(staged, original)
                 text = self._rewrite([staged]).get(staged) or original
                 if text != original:
@@ -212,7 +217,7 @@ class Staging:
     def check(self, changed: dict[str, str]) -> dict[str, Verdict]:
         """Compiles every file whose text or headers changed; {relative path: Verdict} of those
         that no longer compile."""
-        self.graph = graph = IncludeGraph(self.root, self.files, self.flags_for(self.root))  # the tree-wide flags
+        self.graph = graph = IncludeGraph(self.root, self.files, self.flags_for(self.root), self.tree.text)  # tree-wide flags
         headers = {rel for rel in changed if is_header(rel)}
         # every C file whose preprocessed text may change: its own text, or a header it includes
         # (a header's `#define my_mutex_init pthread_mutex_init` beside its rewritten types breaks
@@ -300,7 +305,7 @@ class Staging:
         stay as it is too (includes.left_unchanged_group), is left as it was; their regions report
         file-left-unchanged."""
         graph = self.graph
-        texts = {rel: _read(self.root / rel) for rel in set(changed) | set(broken)}
+        texts = {rel: self.tree.text(rel) for rel in set(changed) | set(broken)}
         seeds = {rel: f"does not compile after the rewrite: {error}" for rel, error in broken.items()}
         group = left_unchanged_group(seeds, set(changed) | set(broken), graph, texts)
         for rel, why in sorted(group.items()):
@@ -316,7 +321,7 @@ class Staging:
         """Stages the original text with the API rewrite only; says whether that compiles (then its
         regions are hybrid: generated-code-does-not-compile, error)."""
         staged = self.dir / rel
-        _write(staged, _read(self.root / rel))
+        _write(staged, self.tree.text(rel))
         text = self._rewrite([staged]).get(staged)
         if text is None:
             return False

@@ -185,15 +185,16 @@ def _site(rec: dict, texts: dict[str, str], storage: dict[str, str] | None = Non
     return None
 
 
-def discover(root: Path, files: list[Path], jobs: int = 1,
-             progress: Callable[[str], None] | None = None, macro_file: Path | None = None) -> Discovery:
+def discover(root: Path, files: list[Path], jobs: int = 1, progress: Callable[[str], None] | None = None,
+             macro_file: Path | None = None, texts: dict[str, str] | None = None) -> Discovery:
     """Finds the pthread mutex/cond sites of files (under root).  macro_file: spatch's (spatch.py);
-    by default one with the declaration and loop header macros of files (ctext/tree_macros.py)."""
+    by default one with the declaration and loop header macros of files (ctext/tree_macros.py).
+    texts: the files' texts by relative path, where the caller has them (source_tree.py)."""
     started = time.monotonic()
     say = progress or (lambda message: None)
     root = Path(root)
     rel = relative_files(root, files)
-    texts = {f: (root / f).read_text(errors="surrogateescape") for f in rel}
+    texts = {f: texts[f] if texts is not None else (root / f).read_text(errors="surrogateescape") for f in rel}
     scanned = [f for f in rel if "pthread_" in texts[f]]
     if not scanned:
         return Discovery([], {})

@@ -14,6 +14,7 @@ Files that did not change are never in a group: there is nothing to put back.
 
 import re
 from pathlib import Path
+from typing import Callable
 
 from rclify.ctext.tokens import code_only, iter_tokens
 
@@ -44,15 +45,15 @@ class IncludeGraph:
     """#include "x" and <x> directives that name files of the tree, read from their text (every
     branch of an #if counts: a superset of what any configuration includes)."""
 
-    def __init__(self, root: Path, files: list[Path], flags: list[str]):
+    def __init__(self, root: Path, files: list[Path], flags: list[str], text: Callable[[Path], str] | None = None):
+        """text: a file's text (SourceTree.text), else read here."""
         self.root = root.resolve()
         dirs = include_dirs(self.root, flags)
         known = {p.resolve(): str(p.resolve().relative_to(self.root)) for p in files}
         self.direct: dict[str, set[str]] = {}
         for path, rel in known.items():
-            text = path.read_text(encoding="utf-8", errors="surrogateescape")
             found = set()
-            for m in _INCLUDE.finditer(text):
+            for m in _INCLUDE.finditer(text(path) if text else path.read_text(encoding="utf-8", errors="surrogateescape")):
                 where = ([path.parent] if m.group(1) == '"' else []) + dirs
                 hit = next((known[c] for d in where if (c := (d / m.group(2)).resolve()) in known), None)
                 if hit is not None and hit != rel:

@@ -33,7 +33,6 @@ leave every file sharing a header with it unchanged: all of apr.)
 import re
 from collections import defaultdict
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from rclify import pthread_api
 from rclify.ctext.tokens import code_only, iter_tokens
@@ -225,15 +224,15 @@ def _is_member(code: str, at: int) -> bool:
 
 # -- deciding ------------------------------------------------------------------------------------
 
-def find_kept_posix(root: Path, files: list[Path], discovery: Discovery, table: LockTable) -> KeptPosix:
+def find_kept_posix(texts: dict[str, str], discovery: Discovery, table: LockTable) -> KeptPosix:
     """The locks (and condition variables) that stay pthread ones, and those that could not be
     kept on their own (on_runtime).  Zero-initialised kept locks lose their id
-    initializer (LockSite.zero_init): they are not rclify locks."""
+    initializer (LockSite.zero_init): they are not rclify locks.  texts: the tree's, by relative path."""
     triggers = [s for s in discovery.of_kind("other_mutex_api") if s.api in KEEP_APIS]
     result = KeptPosix()
     if not triggers:
         return result
-    codes = {str(f.relative_to(root)): code_only(f.read_text(errors="surrogateescape")) for f in files}
+    codes = {f: code_only(text) for f, text in texts.items()}
     functions: dict[str, dict[int, str]] = defaultdict(dict)
     for site in discovery.sites:
         functions[site.file].setdefault(site.line, site.function)

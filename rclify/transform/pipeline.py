@@ -43,6 +43,7 @@ from rclify.transform.refusals import Reason
 from rclify.transform.regions import Region
 from rclify.transform.render import FileRenderer
 from rclify.transform.report import Outcome, region_record, report_json
+from rclify.transform.source_tree import SourceTree
 from rclify.transform.thread_state import ThreadState
 from rclify.transform.compile_check import Staging
 
@@ -73,11 +74,13 @@ def analyse_tree(root: Path, files: list[Path], config_path: Path, options: Opti
     cxx = sum(map(is_cxx, files))
     progress(f"{len(files) - cxx} C files{f' and {cxx} C++ files' if cxx else ''} under {shown or root}")
 
-    macro_file = _spatch_macro_file(root, files, outcome, progress)
+    tree = SourceTree(root, files)  # every step reads the files from here: once each
+    macro_file = _spatch_macro_file(tree, outcome, progress)
     cleanups = [lambda: macro_file.unlink(missing_ok=True)]
     try:
         with _timed(outcome, "spatch_discover_s"):
-            discovery = discover(root, files, jobs=options.jobs, progress=progress, macro_file=macro_file)
+            discovery = discover(root, files, jobs=options.jobs, progress=progress, macro_file=macro_file,
+                                 texts=tree.texts())
     except BaseException:
         cleanups[0]()
         raise
@@ -97,10 +100,9 @@ def analyse_tree(root: Path, files: list[Path], config_path: Path, options: Opti
         cleanups.append(analysis.cleanup)
         _record_analysis(analysis, outcome, progress)
 
-        table = build_lock_table(discovery, {str(f.relative_to(root)): f.read_text(errors="surrogateescape")
-                                             for f in files})
+        table = build_lock_table(discovery, tree.texts())
         outcome.api_notes += table.notes
-        kept = find_kept_posix(root, files, discovery, table)  # locks the runtime cannot take over
+        kept = find_kept_posix(tree.texts(), discovery, table)  # locks the runtime cannot take over
         outcome.kept_posix = [k.record() for k in kept.kept]
 
         overrides = {o.section: o for o in lock_config.read_sections(config_path)}
@@ -135,7 +137,7 @@ def analyse_tree(root: Path, files: list[Path], config_path: Path, options: Opti
         entries = [e for e in table.entries() if e.lock_id not in kept_ids]  # kept ones stay pthread mutexes
         outcome.locks = lock_config.merge(entries, existing)  # what the staged lock_config.h declares
         with _timed(outcome, "spatch_rewrite_and_verify_s"), \
-                Staging(root, table, config_path, flags.for_file, options.jobs, outcome, progress, kept,
+                Staging(tree, table, config_path, flags.for_file, options.jobs, outcome, progress, kept,
                         macro_file, built=flags.built) as staging:
             changed = staging.stage(files, rendered)
             _settle_compile_failures(staging, changed, rerender)
@@ -185,10 +187,9 @@ def _without_failing_regions(staging: Staging, rel: str, changed: dict[str, str]
     return True
 
 
-def _spatch_macro_file(root: Path, files: list[Path], outcome: Outcome, progress: Progress) -> Path:
+def _spatch_macro_file(tree: SourceTree, outcome: Outcome, progress: Progress) -> Path:
     """spatch's macro file for this tree: ours and the tree's declaration macros (tree_macros.py)."""
-    texts = {str(f.relative_to(root)): f.read_text(errors="surrogateescape") for f in files}
-    path, names, loops = tree_macros.macro_file_for(texts)
+    path, names, loops = tree_macros.macro_file_for(tree.texts())
     for kind, found in (("declaration macros of the tree as empty", names),
                         ("loop header macros of the tree as `for (;;)`", sorted(loops))):
         if found:
@@ -305,7 +306,7 @@ def _extract(root: Path, sources: dict[Path, ParsedFile], analysis: Analysis, re
              overrides: dict[str, lock_config.SectionOverride]) -> tuple[dict[Path, str], dict[int, int], Callable]:
     """Plans and renders every file's regions (the C files', the headers'); returns {path: new
     text} of the files that change, {id(region): its position in outcome.regions}, and a function
-    rendering a C file again with some of its regions left hybrid (Staging.rerender)."""
+    rendering a C file again with some of its regions left hybrid (_settle_compile_failures)."""
     renderers = {}
     for path, parsed in sources.items():
         renderer = FileRenderer(parsed, regions[path], state, overrides)

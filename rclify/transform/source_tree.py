@@ -1,0 +1,41 @@
+"""The tree being transformed, read once: its C and C++ files (pipeline.source_files), each known
+by one identity, its path relative to the root, with its bytes (what libclang's offsets index)
+and its text (decoded as every step reads C: UTF-8, undecodable bytes kept as surrogates, line
+ends as Python's text mode gives them).  The analysis steps ask it instead of the file system, so
+a file is read once however many steps look at it, and all see the same text."""
+
+from pathlib import Path
+
+
+class SourceTree:
+    def __init__(self, root: Path, files: list[Path]):
+        self.root = root
+        self._resolved_root = root.resolve()  # for paths given resolved (includes.py)
+        self.files = files  # absolute, under root
+        self._data: dict[str, bytes] = {}
+        self._text: dict[str, str] = {}
+
+    def rel(self, path: Path | str) -> str:
+        """A file's identity: its path relative to the root (given that or an absolute path)."""
+        path = Path(path)
+        if not path.is_absolute():
+            return str(path)
+        return str(path.relative_to(self.root if path.is_relative_to(self.root) else self._resolved_root))
+
+    def data(self, path: Path | str) -> bytes:
+        rel = self.rel(path)
+        if rel not in self._data:
+            self._data[rel] = (self.root / rel).read_bytes()
+        return self._data[rel]
+
+    def text(self, path: Path | str) -> str:
+        """The file's text as Path.read_text(errors="surrogateescape") gives it in a UTF-8 locale."""
+        rel = self.rel(path)
+        if rel not in self._text:
+            decoded = self.data(rel).decode("utf-8", errors="surrogateescape")
+            self._text[rel] = decoded.replace("\r\n", "\n").replace("\r", "\n")  # text mode's newlines
+        return self._text[rel]
+
+    def texts(self) -> dict[str, str]:
+        """{relative path: text} of every file of the tree."""
+        return {self.rel(f): self.text(f) for f in self.files}
