@@ -1,4 +1,4 @@
-"""Locks created through init macros (rclify/transform/lock_helpers.py init_macros()): a function-like
+"""Locks created through init macros (rclify/transform/lock_helpers/helper_macros.py init_macros()): a function-like
 macro whose body is one pthread_mutex_init of its parameter (zstd's `ZSTD_pthread_mutex_init`) is a
 lock helper, so each use is a lock of its own: in lock_config.h, at run time, in both profilers.
 

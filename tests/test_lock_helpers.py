@@ -1,4 +1,4 @@
-"""Locks created through a program's helper functions (rclify/transform/lock_helpers.py): each call
+"""Locks created through a program's helper functions (rclify/transform/lock_helpers/): each call
 of the helper is a lock of its own, in lock_config.h, at run time and in a profile.
 
 Inference and the call rewrite are checked on small texts; the corpus program

@@ -3,7 +3,7 @@ entries: records grouped by allocation site, addresses resolved to variables and
 through the program's symbols, counts and cache misses summed.
 
 A lock set up inside one of the program's lock helpers (a function that creates a lock for its
-caller: rclify/transform/lock_helpers.py, read from the sources the debug info names) is named by
+caller: rclify/transform/lock_helpers/, read from the sources the debug info names) is named by
 the helper's call, one level up per helper, as `rclify transform` names it: each call of
 `my_mutex_init(&tbl->lock)` is a lock of its own, with the expression `&tbl->lock`."""
 
@@ -188,7 +188,7 @@ def _variable_at(obj: syms.LoadedObject, addr: int, main_obj) -> tuple[str, str,
 def _resolve_sites(chains, objects, main_obj) -> dict[tuple[int, ...], tuple[str, str, str | None]]:
     """(init return address, its callers' return addresses...) -> (site id, readable name, source
     expression of the lock).  The site is the init call's, or, when that is inside a lock helper,
-    the helper's call (lock_helpers.py), as many levels up as there are helpers."""
+    the helper's call (lock_helpers/), as many levels up as there are helpers."""
     by_obj: dict[str, list[int]] = defaultdict(list)
     frames: dict[int, list[syms.Site]] = {}  # return address -> source frames, innermost (inlined) first
     for addr in {a for chain in chains for a in chain}:

@@ -6,7 +6,7 @@ Allocation sites, from a Discovery:
   mutex_init call sites                  'file.c:' + the initialised expression, normalised:
                                          '&me->notify_lock' -> 'thread.c:me->notify_lock',
                                          '&item_locks[i]'   -> 'thread.c:item_locks[]'
-  calls of lock helpers (lock_helpers.py) the same, with the lock's expression at the call:
+  calls of lock helpers (lock_helpers/) the same, with the lock's expression at the call:
                                          'uv_mutex_init(&loop->wq_mutex)' -> 'loop.c:loop->wq_mutex',
                                          'c->big = new_lock(0)'          -> 'main.c:c->big->m'
 A mutex_init of a defined variable (`static pthread_mutex_t m; ... pthread_mutex_init(&m, NULL)`,
@@ -281,7 +281,7 @@ def build_lock_table(discovery: Discovery, texts: dict[str, str] | None = None) 
                                   member=lock.field, static=lock.static))
     table = LockTable(sites)
 
-    # mutex_init calls, and calls of the tree's lock helpers (each call a lock: lock_helpers.py):
+    # mutex_init calls, and calls of the tree's lock helpers (each call a lock: lock_helpers/):
     # the definition's site when they initialise a defined variable
     helpers = lock_helpers.infer(texts or {})
     pending: dict[str, list[tuple[Site | lock_helpers.CallLock, str]]] = defaultdict(list)

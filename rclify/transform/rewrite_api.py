@@ -13,7 +13,7 @@ per patch over all files that mention its tokens), then two small text passes:
     text pass), RCL_CONFIG_REF(cfg), a C compound literal's address, becomes a lambda returning a
     static configuration (rclify/transform/cxx.py);
   * each call of one of the tree's lock helpers that has a lock_config.h entry of its own is
-    wrapped in RCL_LOCK_SITE (rclify/transform/lock_helpers.py);
+    wrapped in RCL_LOCK_SITE (rclify/transform/lock_helpers/);
   * every changed file gets `#include "<relative path to lock_config.h>"` after its last
     `#include <pthread.h>` (else after its first #include, else at the top).
 Nothing is written into the tree: the new texts are returned.  Running it again over its own
