@@ -1,5 +1,6 @@
-"""The lock vocabulary (rclify/transform/vocabulary.py): the tree's lock macros and wrapper
-functions inferred with libclang, and statements read as lock operations through them.
+"""The lock vocabulary (rclify/transform/vocabulary.py, vocabulary_inference.py, lock_statements/):
+the tree's lock macros and wrapper functions inferred with libclang, and statements read as lock
+operations through them.
 
 Uses the same fixture tree as tests/test_discover.py (tests/fixtures/smpl/tree/)."""
 
@@ -9,8 +10,12 @@ import pytest
 
 from rclify.ctext.tokens import call_arguments, normalize, split_args
 from rclify.transform.analyse import analyse, regions_of
-from rclify.transform.vocabulary import (Vocabulary, checks_result, classify, guard_lock, scoped_lock, scoped_lock_shape,
-                                        substitute)
+from rclify.transform.lock_statements.calls import classify
+from rclify.transform.lock_statements.checked import checks_result
+from rclify.transform.lock_statements.expansion import substitute
+from rclify.transform.lock_statements.guards import guard_lock
+from rclify.transform.lock_statements.scoped import scoped_lock, scoped_lock_shape
+from rclify.transform.vocabulary import Vocabulary
 
 TREE = Path(__file__).parent / "fixtures" / "smpl" / "tree"
 

@@ -31,7 +31,8 @@ from rclify.transform.header_sections import header_views, includes_locking_head
 from rclify.transform.region_bounds import find_regions
 from rclify.transform.regions import Region
 from rclify.transform.thread_state import ThreadState, defines_any
-from rclify.transform.vocabulary import Vocabulary, add_macros, add_wrappers
+from rclify.transform.vocabulary import Vocabulary
+from rclify.transform.vocabulary_inference import add_macros, add_wrappers
 
 K = ci.CursorKind
 

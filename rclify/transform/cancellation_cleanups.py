@@ -34,10 +34,11 @@ from rclify import pthread_api
 from rclify.ctext.cparse import ParsedFile, statement_range as stmt_range
 from rclify.ctext.cursors import child_nodes, preorder
 from rclify.ctext.tokens import call_arguments, code_only
+from rclify.transform.lock_statements.calls import classify
 from rclify.transform.refusals import Reason
 from rclify.transform.regions import Region, RegionAnalysis
 from rclify.transform.thread_safe_calls import PURE, SETS_ERRNO
-from rclify.transform.vocabulary import LockOp, Vocabulary, classify
+from rclify.transform.vocabulary import LockOp, Vocabulary
 
 K = ci.CursorKind
 

@@ -24,8 +24,10 @@ from rclify.ctext.languages import is_cxx, is_cxx_source
 from rclify.ctext.tokens import call_arguments, code_only
 from rclify.errors import ParseError
 from rclify.runtime_build import cflags
+from rclify.transform.lock_statements.calls import classify
+from rclify.transform.lock_statements.expansion import substitute
 from rclify.transform.refusals import REASONS, Reason
-from rclify.transform.vocabulary import Vocabulary, classify, substitute
+from rclify.transform.vocabulary import Vocabulary
 
 K = ci.CursorKind
 _FUNCTIONS = {K.FUNCTION_DECL, K.CXX_METHOD, K.CONSTRUCTOR, K.DESTRUCTOR, K.CONVERSION_FUNCTION,

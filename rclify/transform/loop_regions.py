@@ -35,8 +35,9 @@ import clang.cindex as ci
 from rclify.ctext.cparse import ParsedFile, statement_range as stmt_range
 from rclify.ctext.cursors import child_nodes
 from rclify.ctext.tokens import identifiers_used, matching_bracket, tokenize, top_level_split
+from rclify.transform.lock_statements.calls import lock_calls
 from rclify.transform.regions import HELD, RELEASED, Region, RegionAnalysis, _Construct, _loop_is_infinite, unlabeled
-from rclify.transform.vocabulary import LockOp, Vocabulary, lock_calls
+from rclify.transform.vocabulary import LockOp, Vocabulary
 
 K = ci.CursorKind
 Span = tuple[int, int]

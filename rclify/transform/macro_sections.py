@@ -26,7 +26,10 @@ from rclify.ctext.cparse import ParsedFile
 from rclify.ctext.cursors import macro_uses_in, preorder
 from rclify.ctext.preprocessor import guards_at
 from rclify.ctext.tokens import Token, matching_bracket, split_args, tokenize
-from rclify.transform.vocabulary import LockOp, Vocabulary, classify, lock_calls, macro_definition, substitute
+from rclify.transform.lock_statements.calls import classify, lock_calls
+from rclify.transform.lock_statements.expansion import substitute
+from rclify.transform.vocabulary import LockOp, Vocabulary
+from rclify.transform.vocabulary_inference import macro_definition
 
 K = ci.CursorKind
 _JUMPS = {"return", "goto", "break", "continue", "case", "default"}

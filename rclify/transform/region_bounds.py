@@ -17,13 +17,15 @@ from rclify.ctext.preprocessor import (ConditionalBlock, conditional_around, con
                                        splits_conditional)
 from rclify.ctext.tokens import identifiers_used, matching_bracket, normalize, tokenize
 from rclify.transform.cancellation_cleanups import check_cancellation_cleanups, pop_released_region
+from rclify.transform.lock_statements.calls import classify, lock_calls
+from rclify.transform.lock_statements.checked import checks_result
+from rclify.transform.lock_statements.guards import guard_lock
 from rclify.transform.loop_regions import loop_region
 from rclify.transform.macro_sections import expanded_section
 from rclify.transform.refusals import Reason
 from rclify.transform.regions import (HELD, RELEASED, SETJMP, VA, Region, RegionAnalysis, goto_label, may_be_lock,
                                      no_return_call, scoped_statement, tail_extent, unlabeled)
-from rclify.transform.vocabulary import (TIMED_LOCKS, LockOp, Vocabulary, checks_result, classify, guard_lock,
-                                        lock_calls)
+from rclify.transform.vocabulary import TIMED_LOCKS, LockOp, Vocabulary
 
 K = ci.CursorKind
 
@@ -115,7 +117,7 @@ def _region_at(parsed: ParsedFile, vocab: Vocabulary, function: ci.Cursor, compo
 
 def _scoped_region_at(parsed: ParsedFile, vocab: Vocabulary, function: ci.Cursor, compound: ci.Cursor,
                       stmt: ci.Cursor) -> Region | None:
-    """`WITH_LOCK(m) { ... }` (vocabulary.scoped_lock): a `for` that locks in its first clause
+    """`WITH_LOCK(m) { ... }` (lock_statements.scoped_lock): a `for` that locks in its first clause
     and unlocks in its third.  The section is the body (a block's statements, or the one
     statement); a `continue` of that `for` is an early exit (the third clause unlocks, the loop
     ends), a `break` leaves with the lock held."""
@@ -162,7 +164,7 @@ def _scoped_bodies(parsed: ParsedFile, vocab: Vocabulary, function: ci.Cursor, b
 
 def _guard_region_at(parsed: ParsedFile, vocab: Vocabulary, function: ci.Cursor, compound: ci.Cursor,
                      children: list[ci.Cursor], i: int) -> Region | None:
-    """`GUARD(m);` (vocabulary.guard_lock): a `__attribute__((cleanup))` variable that holds the
+    """`GUARD(m);` (lock_statements.guard_lock): a `__attribute__((cleanup))` variable that holds the
     lock to the end of its block.  The section is the rest of the block; a return, break, continue
     or goto out of it is an exit (the cleanup unlocks there), a return's value computed in the
     section."""

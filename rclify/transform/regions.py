@@ -21,10 +21,13 @@ import clang.cindex as ci
 
 from rclify.ctext.cparse import ParsedFile, statement_range as stmt_range
 from rclify.ctext.cursors import child_nodes, preorder
+from rclify.transform.lock_statements.calls import classify
+from rclify.transform.lock_statements.checked import NO_RETURN, checks_result
+from rclify.transform.lock_statements.guards import guard_lock
+from rclify.transform.lock_statements.scoped import scoped_lock_shape
 from rclify.transform.macro_sections import MacroSection
 from rclify.transform.refusals import Reason
-from rclify.transform.vocabulary import (NO_RETURN, LockOp, Vocabulary, Wrapper, checks_result, classify,
-                                        guard_lock, scoped_lock_shape)
+from rclify.transform.vocabulary import LockOp, Vocabulary, Wrapper
 
 K = ci.CursorKind
 
@@ -552,7 +555,7 @@ class RegionAnalysis(Refusable):
         )
 
 
-# Calls that do not return (vocabulary.NO_RETURN) end a tail the way a jump does.
+# Calls that do not return (lock_statements.checked.NO_RETURN) end a tail the way a jump does.
 
 
 def no_return_call(cursor: ci.Cursor) -> bool:
@@ -595,7 +598,7 @@ def may_be_lock(cursor: ci.Cursor) -> bool:
 
 def scoped_statement(parsed: ParsedFile, cursor: ci.Cursor, vocab: Vocabulary) -> tuple[LockOp, ci.Cursor, ci.Cursor] | None:
     """(the lock, the body, the loop whose jumps end the section) of a scoped lock statement: a
-    `for` whose header, as written (`WITH_LOCK(m)`, `mythread_sync(m)`), vocabulary.scoped_lock_shape
+    `for` whose header, as written (`WITH_LOCK(m)`, `mythread_sync(m)`), lock_statements.scoped_lock_shape
     reads as holding one lock for one run of the body.  The loop is the `for` itself (its
     `continue` ends the section, its `break` leaves with the lock held) or, where the body is in a
     run-once inner `for` (xz), that one (its `break` and `continue` both end the section)."""
