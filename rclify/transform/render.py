@@ -16,7 +16,7 @@ import clang.cindex as ci
 
 from rclify.ctext.cparse import ParsedFile
 from rclify.ctext.declarator import declarator
-from rclify.ctext.preprocessor import condition_expression, guards_at, same_condition
+from rclify.ctext.preprocessor import guards_at, same_condition
 from rclify.ctext.tokens import identifiers_used, rename_identifiers, tokenize
 from rclify.templates import templates
 from rclify.transform import enclosing_function, frame_bound, plan
@@ -24,6 +24,7 @@ from rclify.lock_config import SectionOverride
 from rclify.transform.plan import Capture, Declarations, Hoist, Placement
 from rclify.transform.refusals import Reason, Refusal
 from rclify.transform.regions import Exit, Region, Window
+from rclify.transform.shapes import BODY_ORDER, SHAPES, Writing
 from rclify.transform.thread_state import ThreadState
 from rclify.transform.vocabulary import Wrapper
 
@@ -179,17 +180,10 @@ class FileRenderer:
         lift_edits = [(*region.lifted, f"\n#line {self._line(region.lifted[1])}\n")] \
             if region.lifted is not None else []  # run before the call
         edits = exit_edits + hoist_edits + blank_edits + window_edits + lift_edits
-        if region.expansion is not None:  # a statement macro's section: the expansion's text
-            body = f"\n{region.expansion.body}\n"
-        elif region.loop is not None:
-            if hoists:
-                raise Refusal(Reason.HOIST_NOT_SIMPLE)
-            body = self._loop_body(region, exit_edits)
-        elif region.open_block is not None:  # the block's `{` stays in the caller, opened by the call site
-            lbrace = region.open_block.extent.start.offset
-            body = (self._render_range(region.lock_end, lbrace, edits)
-                    + self._render_range(lbrace + 1, region.body_end, edits))
-        else:
+        indent = _indent_of(self.parsed.data, region.start)
+        writing = Writing(self, region, edits, exit_edits, hoists, indent)
+        body = next((shape.body(writing) for shape in BODY_ORDER if shape.applies(region)), None)
+        if body is None:
             body = self._render_range(region.lock_end, region.body_end, edits)
         # a wrapper's work runs where its call stood: first (after locking), last (before unlocking);
         # a loop-carried section's first run only (_loop_body)
@@ -226,7 +220,6 @@ class FileRenderer:
             self.accessors_used[wrapper.name] = wrapper
             self._first_use[wrapper.name] = min(at, self._first_use.get(wrapper.name, at))
         self._called_here.update(w.name for w in region.wrappers_called())
-        indent = _indent_of(self.parsed.data, region.start)
         cs = templates().get_template("extract/cs_function.c.j2").render(
             function=fn_name, file=self.parsed.path.name, line=region.line,
             mutex_text=region.lock.mutex, ctx_type=extraction.ctx_type, captures=captures,
@@ -262,34 +255,9 @@ class FileRenderer:
             mutex=region.lock.mutex, fn_name=extraction.fn_name, trylock=region.is_trylock,
             local=extraction.local, may_wait=extraction.placement.may_wait, released=released,
         ).rstrip("\n") + (f" {region.end_result}" if region.end_result else "")
-        if region.open_block is not None:  # the rest of the block, after the call, closes it
-            call = "{ " + call
-        if region.expansion is not None:  # one statement, as the invocation was (`if (e) JOB_ERROR(e);`)
-            before, after = region.expansion.before, region.expansion.after
-            call = f"{{ {before}{' ' if before else ''}{call}{' ' + after if after else ''} }}"
-        if region.lifted is not None:  # the variadic reads, before the lock (region_bounds._variadic_reads)
-            call = (f"{self.parsed.text(*region.lifted).strip()}\n#line {self._line(region.start)}\n"
-                    f"{_indent_of(self.parsed.data, region.start)}{call}")
-        if region.conditional_lock:
-            # the section exists when the locks do; without them, the original text (its lock
-            # blocks compile to nothing there)
-            before = after = ""
-            if region.conditional_before:  # the lock's block's other statements, before the call
-                a, b = region.conditional_before
-                before = f"#line {self._line(a)}\n{self.parsed.text(a, b).rstrip()}\n"
-            if region.conditional_after:  # the final unlock's block's, after it
-                a, b = region.conditional_after
-                text = self.parsed.text(a, b)
-                text = text[text.rfind("\n", 0, len(text) - len(text.lstrip())) + 1:]  # from its first code line
-                after = f"\n#line {self._code_line(a)}\n{text.rstrip()}"
-            call = self._or_original(region, region.conditional_lock, f"{before}{call}{after}")
-        if region.lock.conditions:
-            # the lock macro is defined so under these conditions only (zstd's DEBUGLEVEL): the
-            # section exists there, the original text (its macros as defined) elsewhere
-            test = " && ".join(f"({condition_expression(c)})" for c in region.lock.conditions)
-            call = self._or_original(region, f"#if {test}", call)
-        if region.released_by_pop:  # the pop ran the handler, the unlock: the section unlocks now
-            call = f"{region.released_by_pop}\n{indent}{call} pthread_cleanup_pop(0);"
+        for shape in SHAPES:
+            if shape.applies(region):
+                call = shape.call_site(writing, call)
         line_start = self.parsed.data.rfind(b"\n", 0, region.start) + 1
         if call.startswith("#") and self.parsed.data[line_start:region.start].strip():
             call = "\n" + call  # a directive starts a line (`if (e) JOB_ERROR(e);`, under #if)

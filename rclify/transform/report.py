@@ -15,6 +15,7 @@ from rclify.transform.call_sites import CallSite
 from rclify.transform.refusals import REASONS, Reason
 from rclify.transform.regions import Region
 from rclify.transform.render import FileRenderer
+from rclify.transform.shapes import SHAPES
 
 
 @dataclass
@@ -110,7 +111,8 @@ def region_record(rel: str, region: Region, renderer: FileRenderer) -> dict:
                    # section read from a statement macro's expansion, va_arg reads run before it
                    "windows": len(region.windows), "loop_carried": region.loop is not None,
                    "from_macro_expansion": region.expansion is not None,
-                   "variadic_reads_before": region.lifted is not None}
+                   "variadic_reads_before": region.lifted is not None,
+                   "shapes": [shape.name for shape in SHAPES if shape.applies(region)]}  # shapes/
         if placement.override is not None:
             record["placement_override"] = {
                 "runs": "on-server" if placement.override.on_server else "on-caller",

@@ -1,0 +1,30 @@
+"""Region shapes: for each way real code writes a critical section that is more than
+`lock; statements; unlock;` in one block, how its extracted section's body and its call site are
+written.  One module per idiom; render.py's extraction asks them in SHAPES' order:
+
+  statement_macro  a statement macro whose expansion is the section (`JOB_LOCKED(e);`)
+  loop_carried     a worker loop that unlocks and relocks in its body: one section run per round
+  open_block       a bare block the section ends in: its `{` stays in the caller
+  variadic_reads   `va_start .. va_arg .. va_end` of the region, run before the lock
+  conditional_lock lock and unlock each alone in an `#if THREADS` block
+  conditional_macro a lock macro defined so under some #if conditions only (zstd's DEBUGLEVEL)
+  cleanup_pop      `pthread_cleanup_pop(1)` as the region's unlock
+
+Where its region starts and ends is still decided by region_bounds.py's walk (and loop_regions.py,
+macro_sections.py, cancellation_cleanups.py), and why moving it is sound is written in
+docs/transform.md.  Each shape names its extraction fixture (tests/fixtures/extract/<fixture>/):
+tests/test_shapes.py fails for a shape without one, or whose fixture has no region of the shape.
+"""
+
+from rclify.transform.shapes import (cleanup_pop, conditional_lock, conditional_macro, loop_carried, open_block,
+                                     statement_macro, variadic_reads)
+from rclify.transform.shapes.shape import Shape, Writing
+
+# Each shape that applies wraps the call site, in this order (a statement macro's call is one
+# statement before the variadic reads go before it and an #if around it)
+SHAPES: list[Shape] = [open_block.SHAPE, statement_macro.SHAPE, loop_carried.SHAPE, variadic_reads.SHAPE,
+                       conditional_lock.SHAPE, conditional_macro.SHAPE, cleanup_pop.SHAPE]
+# the body: the first of these that applies writes it (else the region's own text, with its edits)
+BODY_ORDER: list[Shape] = [statement_macro.SHAPE, loop_carried.SHAPE, open_block.SHAPE]
+
+__all__ = ["BODY_ORDER", "SHAPES", "Shape", "Writing"]

@@ -1,0 +1,35 @@
+"""What a region shape is (see the package)."""
+
+from dataclasses import dataclass, field
+
+from rclify.transform.regions import Region
+
+
+@dataclass
+class Writing:
+    """One region's extraction being written (render.FileRenderer._extract): what a shape reads."""
+
+    renderer: object  # the FileRenderer: its text helpers (_render_range, _line, _code_line, ...)
+    region: Region
+    edits: list[tuple[int, int, str]]  # every replacement in the section's range
+    exit_edits: list[tuple[int, int, str]]  # of those, the exits'
+    hoists: list = field(default_factory=list)  # plan.Hoist of the region
+    indent: str = ""  # of the lock statement's line
+
+
+class Shape:
+    """An idiom's rendering; a subclass overrides what its idiom changes."""
+
+    name = ""  # as the report's region records list it ("shapes")
+    fixture = ""  # tests/fixtures/extract/<fixture>/: an input that has a region of this shape
+
+    def applies(self, region: Region) -> bool:
+        raise NotImplementedError
+
+    def body(self, writing: Writing) -> str | None:
+        """The section's text (None: the default, the region's own text with its edits)."""
+        return None
+
+    def call_site(self, writing: Writing, call: str) -> str:
+        """The call site as this idiom needs it, around call (the rendered call and dispatch)."""
+        return call
