@@ -1,5 +1,5 @@
 """Which locals may be reached other than by their name (rclify/transform/aliasing.py): the facts
-plan.py's capture and hoisting rules stand on (docs/transform.md, "Extraction")."""
+the capture and hoisting rules (plan.py, hoisting.py) stand on (docs/transform.md, "Extraction")."""
 
 import clang.cindex as ci
 

@@ -1,4 +1,4 @@
-"""Where extracted sections run (rclify/transform/thread_state.py, plan.runs_on_caller_thread):
+"""Where extracted sections run (rclify/transform/thread_state.py, placement.runs_on_caller_thread):
 on the caller's thread whenever the analysis cannot show the section uses no thread-local state,
 with the reason in the report; lock_config.h's per-section overrides have the last word."""
 

@@ -1,30 +1,32 @@
-"""Planning an extraction: what the section captures, what it hoists, where it runs.
+"""Planning an extraction: what the section takes from its caller (captures), and what it leaves to it.
 
 Decisions only, no C text generated here (render.py writes it): for a region,
-  - hoists(): variables declared in the region and used after it, declared before the call and
-    assigned in the section;
   - captures(): the caller's locals the section uses, by value when they are scalars the section
     only reads, by reference otherwise (writes, address taken, arrays, structs, macro arguments);
-  - runs_on_caller_thread(): whether it may use thread-local state (rcl_execute_local), and why;
-    lock_config.h's per-section overrides (SectionOverride) have the last word.
+    refused when a macro expanded in the region names a local the section's text cannot reach;
+  - check_unlock_effects(): whether an unlock's side effect (`unlock(&slots[i++].m)`) may run in
+    the caller, after the section.
+The plan's other decisions have modules of their own: hoisting.py (hoists(): variables declared
+in the region and used after it, declared before the call and assigned in the section) and
+placement.py (runs_on_caller_thread(): whether the section may use thread-local state
+(rcl_execute_local), and why; lock_config.h's per-section overrides (SectionOverride) have the
+last word).  function_locals.py's Declarations are the locals they look names up in.
 A region that cannot be planned raises Refusal with its Reason.
 """
 
-import re
 from dataclasses import dataclass, field
 
 import clang.cindex as ci
 
 from rclify.ctext.cparse import ParsedFile
-from rclify.ctext.cursors import child_nodes, preorder
+from rclify.ctext.cursors import preorder
 from rclify.ctext.declarator import declarator
 from rclify.ctext.preprocessor import guards_at, other_branches
-from rclify.ctext.tokens import identifiers_used, tokenize, top_level_split
-from rclify.lock_config import SectionOverride
-from rclify.transform import aliasing
+from rclify.ctext.tokens import identifiers_used, tokenize
+from rclify.transform.function_locals import Declarations, FunctionDecls
+from rclify.transform.hoisting import without_top_const
 from rclify.transform.refusals import Reason, Refusal
 from rclify.transform.regions import Region
-from rclify.transform.thread_state import WAIT_CALLS, ThreadState
 
 K = ci.CursorKind
 T = ci.TypeKind
@@ -41,210 +43,6 @@ class Capture:
     init: str  # its value at the call site
     use: str  # how the section reads it
     guards: list[str] = field(default_factory=list)  # #if lines the declaration sits under
-
-
-@dataclass
-class Hoist:
-    """A declaration statement split in two: declarations before the call, assignments inside."""
-
-    start: int
-    end: int
-    declaration: str  # before the call
-    assignment: str  # in the section, in place of the declaration
-    variables: list[ci.Cursor]
-
-    @staticmethod
-    def of(parsed: ParsedFile, stmt: ci.Cursor, variables: list[ci.Cursor]) -> "Hoist":
-        declarations, assignments = [], []
-        for var in variables:
-            typ = var.type
-            kind = typ.get_canonical().kind
-            if typ.kind == T.VARIABLEARRAY:
-                raise Refusal(Reason.VARIABLE_LENGTH_ARRAY)
-            if typ.kind == T.INCOMPLETEARRAY or var.storage_class in (ci.StorageClass.STATIC, ci.StorageClass.EXTERN):
-                raise Refusal(Reason.HOIST_NOT_SIMPLE)
-            init = _initializer(parsed, var)
-            if kind == T.CONSTANTARRAY and init:  # an array cannot be assigned
-                raise Refusal(Reason.HOIST_NOT_SIMPLE)
-            declaration = declarator(_without_top_const(typ), var.spelling)
-            declarations.append(declaration + ";")
-            if init:
-                value = parsed.text(init[-1].extent.start.offset, init[-1].extent.end.offset)
-                if init[-1].kind == K.INIT_LIST_EXPR:
-                    if kind != T.RECORD:
-                        raise Refusal(Reason.HOIST_NOT_SIMPLE)
-                    # `struct probe pr = { &found, k };` -> `pr = (struct probe){ &found, k };`
-                    value = f"({_without_top_const(typ)}){value}"
-                assignments.append(f"{var.spelling} = {value};")
-        return Hoist(stmt.extent.start.offset, stmt.extent.end.offset, " ".join(declarations),
-                      " ".join(assignments) or ";", variables)
-
-
-def _initializer(parsed: ParsedFile, var: ci.Cursor) -> list[ci.Cursor]:
-    """[the initializer] of a variable's declaration, or [] (an array's size is no initializer)."""
-    start = var.extent.start.offset
-    parts = top_level_split(parsed.text(start, var.extent.end.offset), "=")
-    if len(parts) == 1:
-        return []
-    equals = start + len(parts[0].encode("utf-8", errors="surrogateescape"))
-    return [c for c in child_nodes(var)
-            if (c.kind.is_expression() or c.kind == K.INIT_LIST_EXPR) and c.extent.start.offset > equals][-1:]
-
-
-def _without_top_const(typ: ci.Type) -> str:
-    """A hoisted local's type without its own `const` (zstd's `ZSTD_CCtx* const cctx = ...` under
-    the lock): declared before the section and assigned in it, it cannot be const; nothing else
-    writes it, as before.  A const that only a typedef carries cannot be taken off: refused."""
-    spelling = typ.spelling
-    if not typ.is_const_qualified():
-        return spelling
-    if typ.kind == T.POINTER and re.search(r"\*\s*const\s*$", spelling):
-        return re.sub(r"\s*const\s*$", "", spelling)
-    if re.match(r"\s*const\s+", spelling) and typ.kind != T.POINTER:
-        return re.sub(r"^\s*const\s+", "", spelling)
-    raise Refusal(Reason.HOIST_NOT_SIMPLE)
-
-
-class Declarations:
-    """Local variables and parameters of functions, by name, with their scopes."""
-
-    def __init__(self):
-        self._cache: dict[int, "_FunctionDecls"] = {}
-
-    def of(self, function: ci.Cursor) -> "_FunctionDecls":
-        key = function.extent.start.offset
-        if key not in self._cache:
-            self._cache[key] = _FunctionDecls(function)
-        return self._cache[key]
-
-
-class _FunctionDecls(dict):
-    def __init__(self, function: ci.Cursor):
-        super().__init__()
-        self.scopes: dict[int, tuple[int, int]] = {}
-        self._function = function
-        self._address_taken: set[int] | None = None
-        fn_extent = (function.extent.start.offset, function.extent.end.offset)
-
-        def visit(node: ci.Cursor, scope: tuple[int, int]) -> None:
-            for child in child_nodes(node):
-                if child.kind in (K.VAR_DECL, K.PARM_DECL) and child.storage_class != ci.StorageClass.EXTERN:
-                    self.setdefault(child.spelling, []).append(child)
-                    self.scopes[child.hash] = scope
-                inner = scope
-                if child.kind in (K.COMPOUND_STMT, K.FOR_STMT):
-                    inner = (child.extent.start.offset, child.extent.end.offset)
-                visit(child, inner)
-
-        visit(function, fn_extent)
-
-    def address_taken(self, var: ci.Cursor) -> bool:
-        """May var's address be taken anywhere in the function (aliasing.py)?"""
-        if self._address_taken is None:
-            self._address_taken = aliasing.address_taken(self._function)
-        return var.hash in self._address_taken
-
-    def visible(self, name: str, at: int) -> ci.Cursor | None:
-        best = None
-        for cursor in self.get(name, []):
-            scope = self.scopes[cursor.hash]
-            if cursor.extent.start.offset < at and scope[0] <= at < scope[1]:
-                if best is None or self.scopes[best.hash][0] <= scope[0]:
-                    best = cursor
-        return best
-
-
-
-
-def live_across_windows(region: Region, decls: Declarations) -> list[ci.Cursor]:
-    """Locals declared in the region that a window (regions.Window) cuts: the section returns to
-    the caller there and a new call resumes it, so they would not survive, nor can the caller's B
-    see them.  Live: in scope at the window and named in B, after it in its scope, or anywhere in
-    a loop of its scope around the window (the next round)."""
-    if not region.windows:
-        return []
-    declared = decls.of(region.function)
-    loops = [n for n in preorder(region.home) if n.kind in (K.FOR_STMT, K.WHILE_STMT, K.DO_STMT)]
-    text = region.parsed.text
-    live = []
-    for name, cursors in declared.items():
-        for var in cursors:
-            at = var.extent.start.offset
-            if not region.lock_end <= at < region.body_end or var.storage_class == ci.StorageClass.STATIC:
-                continue
-            scope = declared.scopes[var.hash]
-            for w in region.windows:
-                if not (at < w.unlock_start and scope[0] <= w.unlock_start < scope[1]):
-                    continue
-                later = [text(*w.released), text(w.relock_end, scope[1])] + [
-                    text(loop.extent.start.offset, loop.extent.end.offset) for loop in loops
-                    if scope[0] <= loop.extent.start.offset <= w.unlock_start < loop.extent.end.offset]
-                if name in identifiers_used(" ".join(later)):
-                    live.append(var)
-                    break
-    return live
-
-
-def _outlives_section(parsed: ParsedFile, region: Region, block: ci.Cursor, start: int,
-                      declared: list[ci.Cursor], decls: "_FunctionDecls") -> bool:
-    """Must a variable declared in the region (at start, in block) outlive the section?  When
-    its address is taken (aliasing.py) and its block goes on after the section: code after the
-    region in the block, an exit's tail or a window in its scope may use it through a pointer
-    (`p = buf;` in the section, `puts(p)` after the unlock).  Static storage outlives anything."""
-    if not any(decls.address_taken(c) and c.storage_class != ci.StorageClass.STATIC for c in declared):
-        return False
-    block_end = block.extent.end.offset
-    if any(start < e.unlock_start < block_end for e in region.exits) \
-            or any(start < w.unlock_start < block_end for w in region.windows):
-        return True
-    if region.open_block is not None and block == region.open_block:
-        return True
-    if block != region.home:
-        return False
-    after = parsed.text(*region.later).strip()
-    return bool(after[:-1].strip() if region.later[1] == region.compound.extent.end.offset else after)
-
-
-def hoists(parsed: ParsedFile, region: Region, decls: Declarations) -> list[Hoist]:
-    """Variables declared in the region and used after it: in the rest of the region's block,
-    or in the tail of an exit that follows them in their own block; and those live across a
-    window (live_across_windows), when no other variable of their name is seen before or after
-    the region, which their declaration before the call would hide."""
-    across = {v.hash for v in live_across_windows(region, decls)}
-    function_decls = decls.of(region.function)
-    hoists = []
-    home = region.home
-    blocks = [home] + [
-        n for n in preorder(home)
-        if n.kind == K.COMPOUND_STMT and region.lock_end <= n.extent.start.offset < region.body_end
-    ]
-    for block in blocks:
-        for stmt in child_nodes(block):
-            start = stmt.extent.start.offset
-            if stmt.kind != K.DECL_STMT or not (region.lock_end <= start < region.body_end):
-                continue
-            later = [parsed.text(e.tail_start, e.tail_end) for e in region.exits
-                     if start < e.unlock_start < block.extent.end.offset]
-            if block == home:
-                later.append(parsed.text(*region.later))
-            if region.open_block is not None and block == region.open_block:  # the rest of it runs after
-                later.append(parsed.text(region.end, block.extent.end.offset))
-            declared = [c for c in child_nodes(stmt) if c.kind == K.VAR_DECL]
-            if {c.spelling for c in declared} & identifiers_used(" ".join(later)) \
-                    or _outlives_section(parsed, region, block, start, declared, function_decls):
-                hoists.append(Hoist.of(parsed, stmt, declared))
-                continue
-            if not any(c.hash in across for c in declared):
-                continue
-            after = identifiers_used(parsed.text(*region.later))
-            if any(function_decls.visible(c.spelling, region.start) is not None or c.spelling in after
-                   for c in declared):
-                raise Refusal(Reason.LOCAL_ACROSS_WINDOW)
-            hoists.append(Hoist.of(parsed, stmt, declared))
-    names = [v.spelling for h in hoists for v in h.variables]
-    if len(names) != len(set(names)):  # two of one name, in two blocks of the region
-        raise Refusal(Reason.HOIST_NOT_SIMPLE)
-    return hoists
 
 
 def captures(parsed: ParsedFile, decls: Declarations, region: Region, body: str,
@@ -274,7 +72,7 @@ def captures(parsed: ParsedFile, decls: Declarations, region: Region, body: str,
     return captures
 
 
-def _may_change_unnamed(var: ci.Cursor, decls: "_FunctionDecls") -> bool:
+def _may_change_unnamed(var: ci.Cursor, decls: FunctionDecls) -> bool:
     """May var change without its name being written: through a pointer to it (its address is
     taken somewhere in the function, so a callee or another thread may write it while the section
     runs), behind the compiler's back (volatile), or by another thread (a static local, shared by
@@ -295,36 +93,6 @@ def check_unlock_effects(region: Region, decls: Declarations) -> None:
         var = declared.visible(name, region.start) if name in declared else None
         if var is None or _may_change_unnamed(var, declared):
             raise Refusal(Reason.UNLOCK_SIDE_EFFECT)
-
-
-@dataclass
-class Placement:
-    """Where a section runs, and why."""
-
-    local: bool  # on the caller's thread (rcl_execute_local)
-    because: str = ""  # what the analysis found thread-bound ("" when nothing)
-    override: SectionOverride | None = None  # lock_config.h's decision, which wins
-    may_wait: bool = False  # waits on a condvar: never on a combiner (rcl_execute_may_wait)
-
-
-def runs_on_caller_thread(region: Region, state: ThreadState, section: str,
-                          overrides: dict[str, SectionOverride] | None = None) -> Placement:
-    """Does the section (named `section`, rclify_cs_<section>) run on its caller's thread?  Yes
-    when the analysis cannot show it uses no thread-local state (thread_state.py), unless
-    lock_config.h says otherwise for this section."""
-    tails = region.unlocked_spans()
-    nodes = [n for n in preorder(region.home)
-             if region.lock_end <= n.extent.start.offset < region.body_end
-             and not any(s <= n.extent.start.offset < e for s, e in tails)]  # tails (and B) run in the caller
-    because = state.section_cause(nodes) or ""
-    may_wait = state.waits_on_condvar(nodes)
-    for wrapper in region.wrappers_used():  # a wrapper's work runs in the section too
-        because = because or (state.callee_cause(wrapper.name) or "" if wrapper.work else "")
-        may_wait = may_wait or bool(wrapper.work and state.reachable({wrapper.name}) & WAIT_CALLS)
-    override = (overrides or {}).get(section)
-    if override is not None:
-        return Placement(not override.on_server, because, override, may_wait)
-    return Placement(bool(because), because, None, may_wait)
 
 
 def _macro_bodies_use_locals(parsed: ParsedFile, region: Region, declared_inside: set[str]) -> bool:
@@ -364,7 +132,7 @@ def _capture(parsed: ParsedFile, region: Region, name: str, cursor: ci.Cursor, b
         raise Refusal(Reason.VARIABLE_LENGTH_ARRAY)
     if _declared_inside(typ, region.function):
         raise Refusal(Reason.LOCAL_TYPE)
-    spelling = _without_top_const(typ) if hoisted else typ.spelling  # declared so by Hoist.of
+    spelling = without_top_const(typ) if hoisted else typ.spelling  # declared so by Hoist.of
     if "(anonymous" in spelling or "(unnamed" in spelling:
         raise Refusal(Reason.LOCAL_TYPE)
     kind = typ.get_canonical().kind

@@ -6,8 +6,8 @@ For one source file, FileRenderer turns every extractable region into
     with the caller's locals reached through the context and each early exit a `return FLAG;`
   - a call site replacing the region (templates/extract/call_site.c.j2): fill the context, run
     the section with RCL_EXECUTE, then run the tail of the exit it took.
-What to capture and hoist, and where the section runs, is decided by plan.py.  Generated code
-keeps the original's line numbers with #line directives.
+What to capture and hoist, and where the section runs, is decided by plan.py, hoisting.py and
+placement.py.  Generated code keeps the original's line numbers with #line directives.
 """
 
 from dataclasses import dataclass, field
@@ -19,9 +19,12 @@ from rclify.ctext.declarator import declarator
 from rclify.ctext.preprocessor import guards_at, same_condition
 from rclify.ctext.tokens import identifiers_used, rename_identifiers, tokenize
 from rclify.templates import templates
-from rclify.transform import enclosing_function, frame_bound, plan
+from rclify.transform import enclosing_function, frame_bound, hoisting, placement, plan
 from rclify.lock_config import SectionOverride
-from rclify.transform.plan import Capture, Declarations, Hoist, Placement
+from rclify.transform.function_locals import Declarations
+from rclify.transform.hoisting import Hoist
+from rclify.transform.placement import Placement
+from rclify.transform.plan import Capture
 from rclify.transform.refusals import Reason, Refusal
 from rclify.transform.regions import Exit, Region, Window
 from rclify.transform.shapes import BODY_ORDER, SHAPES, Writing
@@ -70,7 +73,7 @@ class FileRenderer:
         for region in self.regions:
             if region.extractable:
                 try:
-                    self._hoist_plan[region.start] = plan.hoists(self.parsed, region, self._decls)
+                    self._hoist_plan[region.start] = hoisting.hoists(self.parsed, region, self._decls)
                 except Refusal as refusal:
                     region.refuse(refusal.reason, region.line)
         for region in self.regions:
@@ -213,8 +216,8 @@ class FileRenderer:
 
         extraction.captures = captures
         extraction.hoisted = [v.spelling for h in hoists for v in h.variables]
-        extraction.placement = plan.runs_on_caller_thread(region, self.thread_state, f"{fn_name}_{n}",
-                                                          self.overrides)
+        extraction.placement = placement.runs_on_caller_thread(region, self.thread_state, f"{fn_name}_{n}",
+                                                               self.overrides)
         at = _insertion_point(self.parsed.data, fn)
         for wrapper in region.wrappers_used():  # their accessor, their work function
             self.accessors_used[wrapper.name] = wrapper
@@ -414,9 +417,9 @@ def _window_guards(region: Region, w: Window) -> list[str]:
 
 
 def _check_window_locals(region: Region, decls: Declarations, hoisted: set[int]) -> None:
-    """A local live across a window (plan.live_across_windows) that could not be hoisted (a
+    """A local live across a window (hoisting.live_across_windows) that could not be hoisted (a
     `for`'s own variable): refused."""
-    if any(v.hash not in hoisted for v in plan.live_across_windows(region, decls)):
+    if any(v.hash not in hoisted for v in hoisting.live_across_windows(region, decls)):
         raise Refusal(Reason.LOCAL_ACROSS_WINDOW)
 
 

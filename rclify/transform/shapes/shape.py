@@ -13,7 +13,7 @@ class Writing:
     region: Region
     edits: list[tuple[int, int, str]]  # every replacement in the section's range
     exit_edits: list[tuple[int, int, str]]  # of those, the exits'
-    hoists: list = field(default_factory=list)  # plan.Hoist of the region
+    hoists: list = field(default_factory=list)  # hoisting.Hoist of the region
     indent: str = ""  # of the lock statement's line
 
 
