@@ -74,11 +74,13 @@ class ParsedFile:
         return min((line for line in self.error_lines if ext.start.line <= line <= ext.end.line), default=None)
 
 
-def parse(path: Path, flags: list[str], stub_dir: Path | None = None, cxx: bool = False) -> ParsedFile:
+def parse(path: Path, flags: list[str], stub_dir: Path | None = None, cxx: bool = False,
+          data: bytes | None = None) -> ParsedFile:
     """Parses path with flags (-I/-D...), stubbing project headers that cannot be found; as C++
-    (the compiler's default standard) when cxx is set, else as C (gnu11)."""
+    (the compiler's default standard) when cxx is set, else as C (gnu11).  data: the file's
+    bytes, where the caller has read them (libclang reads the file itself)."""
     path = path.resolve()
-    data = path.read_bytes()
+    data = path.read_bytes() if data is None else data
     own_stubs = stub_dir is None
     stub_root = Path(tempfile.mkdtemp(prefix="rclify-stubs-")) if own_stubs else stub_dir
     language = ["-x", "c++"] if cxx else ["-x", "c", "-std=gnu11"]

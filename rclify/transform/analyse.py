@@ -30,6 +30,7 @@ from rclify.errors import ParseError
 from rclify.transform.header_sections import header_views, includes_locking_header
 from rclify.transform.region_bounds import find_regions
 from rclify.transform.regions import Region
+from rclify.transform.source_tree import SourceTree
 from rclify.transform.thread_state import ThreadState, defines_any
 from rclify.transform.vocabulary import Vocabulary
 from rclify.transform.vocabulary_inference import add_macros, add_wrappers
@@ -47,6 +48,7 @@ class Analysis:
     call_graph_only: dict[Path, ParsedFile] = field(default_factory=dict)  # parsed for their functions
     flags_for: Callable[[Path], list[str]] = lambda path: []  # a file's build flags (build_flags/)
     stub_dir: Path | None = None  # where the empty stubs are: removed by cleanup()
+    source: SourceTree | None = None  # the tree's files as read once (source_tree.py)
 
     def cleanup(self) -> None:
         if self.stub_dir is not None:
@@ -60,7 +62,8 @@ class Analysis:
 
         def parse_one(path: Path):
             try:
-                return path, cparse.parse(path, self.flags_for(path), stub_dir)
+                data = self.source.data(path) if self.source is not None else None
+                return path, cparse.parse(path, self.flags_for(path), stub_dir, data=data)
             except ParseError as err:
                 return path, err
 
@@ -82,14 +85,17 @@ class FunctionRegions:
 
 
 def analyse(root: Path, files: list[Path], flags_for: Callable[[Path], list[str]], jobs: int,
-            progress: Callable[[str], None], built: Callable[[Path], bool] = lambda _: True) -> Analysis:
+            progress: Callable[[str], None], built: Callable[[Path], bool] = lambda _: True,
+            source: SourceTree | None = None) -> Analysis:
     """Parses the C files that lock (files spatch could not parse too: they are reported);
-    built says which C files the build compiles (headers are seen through those first)."""
-    result = Analysis(flags_for=flags_for, stub_dir=Path(tempfile.mkdtemp(prefix="rclify-stubs-")))
+    built says which C files the build compiles (headers are seen through those first); source:
+    the files as the transform read them (else read here)."""
+    source = source or SourceTree(root, files)
+    result = Analysis(flags_for=flags_for, stub_dir=Path(tempfile.mkdtemp(prefix="rclify-stubs-")), source=source)
     candidates = [f for f in files if f.suffix == ".c"]
     lock_names = {name for name, kind in pthread_api.LOCK_OPERATIONS.items() if kind in ("lock", "unlock", "trylock")}
-    with_header = includes_locking_header(files, lock_names)  # functions of headers lock too
-    tree = _TreeText(files)
+    with_header = includes_locking_header(files, lock_names, source.text)  # functions of headers lock too
+    tree = _TreeText(files, source)
     seeds = tree.naming(_MUTEX_FUNCTION.search)  # lock macros of headers
     todo = [f for f in candidates if f in seeds or with_header(f)]
     while todo:
@@ -131,7 +137,7 @@ def complete_call_graph(root: Path, files: list[Path], analysis: Analysis, roots
         names = state.wanted(roots) - tried
         tried |= names
         todo = [f for f in candidates if f not in analysis.parsed and f not in analysis.call_graph_only
-                and names and defines_any(f.read_bytes(), names)]
+                and names and defines_any(analysis.source.data(f) if analysis.source else f.read_bytes(), names)]
         if not todo:
             break
         progress(f"libclang: {len(todo)} more files, for the functions that sections call")
@@ -166,9 +172,9 @@ def regions_of(parsed: ParsedFile, vocab: Vocabulary) -> list[FunctionRegions]:
 class _TreeText:
     """The tree's files as bytes, and which of the tree's headers each includes (by base name)."""
 
-    def __init__(self, files: list[Path]):
+    def __init__(self, files: list[Path], source: SourceTree):
         self.files = files
-        self.texts = {f: f.read_bytes() for f in files}
+        self.texts = {f: source.data(f) for f in files}
         self.includes = {f: {Path(name).name for name in quoted_includes(self.texts[f].decode(errors="replace"))}
                          for f in files}
 

@@ -64,14 +64,16 @@ def header_views(parsed: dict[Path, ParsedFile], root: Path, names: set[str],
     return views
 
 
-def includes_locking_header(files: list[Path], names: set[str]):
+def includes_locking_header(files: list[Path], names: set[str], read: Callable[[Path], str] | None = None):
     """A test for C files: does it #include (by base name) a header of files that names a lock
-    operation outside its #define lines (in a function it defines)?"""
+    operation outside its #define lines (in a function it defines)?  read: a file's text
+    (SourceTree.text), else read here."""
+    read = read or (lambda path: path.read_text(encoding="utf-8", errors="surrogateescape"))
     locking = set()
     for path in files:
         if path.suffix != ".h":
             continue
-        text = path.read_text(encoding="utf-8", errors="surrogateescape")
+        text = read(path)
         if not any(n in text for n in names):
             continue
         code = "\n".join(line for _, _, line in logical_lines(code_only(text))
@@ -82,7 +84,7 @@ def includes_locking_header(files: list[Path], names: set[str]):
         return lambda path: False
     pattern = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"(?:[^"]*/)?(' + "|".join(map(re.escape, sorted(locking)))
                          + r')"', re.M)
-    return lambda path: pattern.search(path.read_text(encoding="utf-8", errors="surrogateescape")) is not None
+    return lambda path: pattern.search(read(path)) is not None
 
 
 _IFNDEF = re.compile(r"^#\s*ifndef\s+(\w+)\s*$|^#\s*if\s+!\s*defined\s*\(?\s*(\w+)\s*\)?\s*$")

@@ -96,7 +96,7 @@ def analyse_tree(root: Path, files: list[Path], config_path: Path, options: Opti
     try:
         outcome.build_flags = flags.source
         with _timed(outcome, "libclang_s"):
-            analysis = analyse(root, files, flags.for_file, options.jobs, progress, flags.built)
+            analysis = analyse(root, files, flags.for_file, options.jobs, progress, flags.built, source=tree)
         cleanups.append(analysis.cleanup)
         _record_analysis(analysis, outcome, progress)
 

@@ -28,7 +28,7 @@ def add_macros(parsed: ParsedFile, root: Path, vocab: Vocabulary) -> None:
     """Lock macros defined in the tree (not system headers), through any chain of macros and
     wrappers (those that name a wrapper found later are kept pending until then)."""
     in_tree: dict[str, bool] = {}  # file name -> under root (thousands of system macros: cache)
-    texts: dict[str, bytes] = {}  # file name -> its bytes, for the #if lines around a definition
+    texts: dict[str, bytes] = {str(parsed.path): parsed.data}  # file name -> its bytes, for the #if lines around a definition
     for name, cursor in top_level(parsed.tu).macro_definitions:
         if name is None:
             continue
