@@ -51,7 +51,7 @@ API = (
 )
 BY_NAME = {f.name: f for f in API}
 
-# what a statement of these does to its lock (vocabulary.py), and the arity when not 1
+# what a statement of these does to its lock (lock_statements/), and the arity when not 1
 LOCK_OPERATIONS = {f.name: f.kind for f in API if f.kind in ("lock", "unlock", "trylock", "timedlock")}
 LOCK_ARITY = {f.name: f.arity for f in API if f.name in LOCK_OPERATIONS and f.arity != 1}
 DISCOVERED = {f.name: f.discovered_as for f in API if f.discovered_as}  # discover.py's site kinds

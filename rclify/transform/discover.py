@@ -4,7 +4,7 @@ One spatch run over every file that mentions `pthread_` (semantic_patches/discov
 pthread_sites.cocci): direct pthread calls (inside #define bodies too), mutex and cond
 definitions, and struct fields; pthread_rwlock_* / pthread_spin_* calls too, which rclify does
 not handle (rwlock_api / spin_api sites: the report counts and lists them).  What the tree's lock macros and wrapper functions are is not
-decided here but by rclify/transform/vocabulary.py, once, with libclang.
+decided here but by rclify/transform/vocabulary_inference.py, once, with libclang.
 
 The sites feed the lock table (one lock_config.h entry per allocation site) and the API rewrite;
 the parse errors feed the report.  spatch skips some functions silently (computed goto), so its

@@ -2,7 +2,7 @@
 a tree rclify has transformed already).
 
   discover  (spatch)   lock allocation sites, init calls, parse failures      discover.py
-  analyse   (libclang) the vocabulary (macros, wrappers), every function's    analyse.py, vocabulary.py,
+  analyse   (libclang) the vocabulary (macros, wrappers), every function's    analyse.py, vocabulary*.py,
                        regions, and why a region stays hybrid                 regions.py, refusals.py
   plan + render        extractions: context structs, functions, call sites   plan.py, render.py
   lock table           one lock_config.h entry per allocation site            lock_table.py, struct_instances.py
