@@ -18,59 +18,14 @@ mutex_init calls on them are.
 
 import re
 from collections import defaultdict
-from dataclasses import dataclass, field
 
-from rclify.ctext.preprocessor import quoted_includes
-from rclify.ctext.tokens import balanced, code_only
+from rclify.ctext.tokens import balanced
+from rclify.lock_config import LockEntry
 from rclify.transform import lock_helpers
 from rclify.transform.discover import Discovery, Site
-from rclify.lock_config import LockEntry, macro_suffix
+from rclify.transform.lock_site import LockSite
 from rclify.transform.struct_instances import struct_locks
-
-
-@dataclass
-class LockSite:
-    lock_id: str
-    kind: str  # 'static_mutex' | 'mutex_var' | 'mutex_init' | 'helper_call'
-    file: str
-    line: int
-    function: str
-    expr: str  # as written: the defined name, or mutex_init's first argument
-    normalized: str  # expression without '&', blanks, redundant parentheses; subscripts as []
-    sites: list[Site] = field(default_factory=list)  # the definition and/or the init calls
-    # a zero-initialised definition no init call names: how its id reaches the runtime
-    zero_init: str = ""  # 'initializer' (api/initializers.cocci adds one) | 'constructor' | ''
-    constructor_in: str = ""  # 'constructor': the .c file that gets it (rewrite_api.py writes it)
-    member: str = ""  # a mutex field of a file-scope struct variable (struct_instances.py): the field
-    static: bool = False  # (struct variables) declared static
-    helper_calls: list = field(default_factory=list)  # lock_helpers.CallLock: calls of lock helpers creating it
-    note: str = ""  # what else the entry's description says (a lock helper's own init site: which calls)
-    helper_init: bool = False  # an init site inside a lock helper: its calls' sites name the locks
-
-    @property
-    def macro(self) -> str:
-        return "RCLIFY_LOCK_" + macro_suffix(self.lock_id)
-
-    @property
-    def base(self) -> str:
-        """The variable a lock expression starts from ('item_locks' for item_locks[])."""
-        m = re.match(r"[A-Za-z_]\w*", self.normalized)
-        return m.group(0) if m else ""
-
-    @property
-    def is_variable(self) -> bool:
-        return self.kind in ("static_mutex", "mutex_var")
-
-    def entry(self) -> LockEntry:
-        where = f"{self.file}:{self.line}" + (f" in {self.function}()" if self.function else "")
-        what = {"static_mutex": "static initializer", "mutex_var": "definition", "mutex_init": "pthread_mutex_init",
-                "helper_call": self.helper_calls[0].call.called if self.helper_calls else ""}
-        if self.member:
-            what = {"static_mutex": "struct initializer", "mutex_var": "zero-initialised struct variable"}
-        note = f"; {self.note}" if self.note else ""
-        if self.helper_calls and self.kind != "helper_call":  # a variable a lock helper sets up
-            note += "".join(f"; set up by {c.call.via or c.call.helper.name}() at {c.file}:{c.line}" for c in self.helper_calls)
-        return LockEntry(self.lock_id, description=f"{self.expr}; {what[self.kind]} at {where}{note}")
+from rclify.transform.zero_initialised_locks import header_includers, name_zero_initialised, zero_filled
 
 
 def _field_initialized(fields: list["LockSite"], source: str, offset: int) -> "LockSite | None":
@@ -260,7 +215,7 @@ def build_lock_table(discovery: Discovery, texts: dict[str, str] | None = None) 
         if site.kind not in ("static_mutex", "mutex_var") or site.scope.startswith("struct") or site.scope not in ("file", "function"):
             continue
         name = site.expr + ("[]" if site.array else "")
-        tentative = site.scope == "file" and not site.static and site.alone and _zero(site)
+        tentative = site.scope == "file" and not site.static and site.alone and zero_filled(site)
         if tentative and name in common:
             common[name].sites.append(site)
             continue
@@ -315,7 +270,7 @@ def build_lock_table(discovery: Discovery, texts: dict[str, str] | None = None) 
             seen[site.lock_id] = 1
     sites, notes = lock_helpers.link(helpers, sites)  # the helpers' init sites, by id
     includers = header_includers(texts or {})
-    notes += [note for site in sites if (note := _name_zero_initialised(site, includers, texts or {}))]
+    notes += [note for site in sites if (note := name_zero_initialised(site, includers, texts or {}))]
     named = {s.member or last_member(s.normalized) for s in sites if s.kind in ("mutex_init", "helper_call") or s.member}
     for f in discovery.sites:  # struct fields: pthread_mutex_init calls or struct variables give their instances ids
         if f.kind == "mutex_var" and f.scope not in ("file", "function") and f.expr not in named:
@@ -323,90 +278,3 @@ def build_lock_table(discovery: Discovery, texts: dict[str, str] | None = None) 
                          f"and no file-scope struct variable names: an instance elsewhere (a function-local struct, "
                          f"zero-filled heap memory) runs anonymous (no lock id)")
     return LockTable(sites, sorted(notes))
-
-
-def _zero(definition: Site) -> bool:
-    """No initializer, or one that only zero-fills (`= {0}`): glibc's unlocked default mutex."""
-    return re.sub(r"[\s,]", "", definition.init) in ("", "{0}", "{{0}}")
-
-
-def _name_zero_initialised(site: LockSite, includers: dict[str, list[str]], texts: dict[str, str]) -> str:
-    """Decides how a zero-initialised definition that no pthread_mutex_init names gets its id at
-    run time (site.zero_init); returns a note when it cannot get one.
-
-      a lone scalar in a .c file, or a function-local static -> `= RCL_MUTEX_INITIALIZER(RCLIFY_LOCK_<id>)`
-      a function-local static array                         -> the same for every element (GNU range)
-      a file-scope array or a declaration of several names  -> a constructor at the end of its file
-      a global tentatively defined in a header (an initializer there would define it in every file
-      that includes it)                                     -> a constructor in the first .c file that includes it
-      a lone static scalar in a header (one lock per file that includes it; an initializer would
-      make gcc warn where a file does not use it)           -> a static constructor after its definition
-    A static lock its file never names again (unused: an initializer would make gcc warn) keeps
-    no id: it is never taken.
-    """
-    if site.member:
-        return _name_zero_struct_field(site, includers)
-    if site.kind != "mutex_var" or any(s.kind == "mutex_init" for s in site.sites) or site.helper_calls \
-            or not _zero(site.sites[0]):
-        return ""
-    definition = site.sites[0]
-    where = f"{definition.file}:{definition.line}: {definition.expr}"
-    header = definition.file.endswith(".h")
-    text = texts.get(definition.file)
-    if definition.static and not header and text is not None \
-            and len(re.findall(rf"\b{re.escape(definition.expr)}\b", code_only(text))) < 2:
-        return ""
-    if definition.scope == "function":
-        if not definition.static:
-            return ""  # automatic storage: the program must call pthread_mutex_init (else it is garbage)
-        if not definition.alone:
-            return f"{where}: zero-initialised in a declaration of several names: anonymous at run time (no lock id)"
-        site.zero_init = "initializer"
-        return ""
-    if not header and definition.alone and not definition.array:
-        site.zero_init = "initializer"
-        return ""
-    if not header:
-        site.zero_init, site.constructor_in = "constructor", definition.file
-        return ""
-    if definition.static:
-        if definition.alone and not definition.array:
-            site.zero_init, site.constructor_in = "constructor", definition.file
-            return ""
-        return f"{where}: zero-initialised static array or declaration of several names in a header: anonymous at run time (no lock id)"
-    users = includers.get(definition.file, [])
-    if not users:
-        return f"{where}: zero-initialised in a header no .c file of the tree includes: anonymous at run time (no lock id)"
-    site.zero_init, site.constructor_in = "constructor", users[0]
-    return ""
-
-
-def _name_zero_struct_field(site: LockSite, includers: dict[str, list[str]]) -> str:
-    """A mutex field of a zero-initialised struct variable (or one its initializer leaves out)
-    that no pthread_mutex_init names: a constructor sets the id (an initializer would have to
-    name every field of the struct)."""
-    if site.kind != "mutex_var" or any(s.kind == "mutex_init" for s in site.sites) or site.helper_calls:
-        return ""
-    if not site.file.endswith(".h"):
-        site.zero_init, site.constructor_in = "constructor", site.file
-    elif not site.static and includers.get(site.file):
-        site.zero_init, site.constructor_in = "constructor", includers[site.file][0]
-    else:
-        return (f"{site.file}:{site.line}: {site.expr}: a zero-initialised mutex field of a "
-                f"{'static ' if site.static else ''}struct variable in a header: anonymous at run time (no lock id)")
-    return ""
-
-
-def header_includers(texts: dict[str, str]) -> dict[str, list[str]]:
-    """{header: the .c files that #include it by a path ending in its name}, from {file: text}."""
-    headers = [f for f in texts if f.endswith(".h")]
-    out: dict[str, list[str]] = {}
-    for file, text in sorted(texts.items()):
-        if not file.endswith(".c"):
-            continue
-        included = quoted_includes(text)
-        for header in headers:
-            name = header.rsplit("/", 1)[-1]
-            if any(inc == header or inc.rsplit("/", 1)[-1] == name for inc in included):
-                out.setdefault(header, []).append(file)
-    return out
