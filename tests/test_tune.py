@@ -14,7 +14,7 @@ import pytest
 
 from rclify import algorithms, cli, lock_config, runtime_build
 from rclify.commands import bench_results
-from rclify.profiling import calibration, tune
+from rclify.profiling import calibration, measurements, tune, workload_runs
 
 FIXTURE = Path(__file__).parent / "fixtures" / "tune" / "contended.c"
 HOT, COLD = "contended.c:hot_lock", "contended.c:cold_lock"
@@ -229,17 +229,17 @@ def test_tree_without_lock_config_refused(tmp_path, capsys):
 
 
 def test_lock_spec_escapes_glob_characters():
-    assert tune.lock_spec({}) == "*=posix"
-    assert tune.lock_spec({"a.c:locks[]": "mcs", "b.c:x": "posix", "c.c:y": "rcl"}) == \
+    assert workload_runs.lock_spec({}) == "*=posix"
+    assert workload_runs.lock_spec({"a.c:locks[]": "mcs", "b.c:x": "posix", "c.c:y": "rcl"}) == \
         r"a.c:locks\[\]=mcs,c.c:y=rcl,*=posix"
 
 
 def test_kept_only_beyond_the_spread():
-    m = tune.Measurement("mcs", "posix", [1.10, 1.30, 0.98])
-    assert not tune.beats(m, 0.02)  # one round favoured posix
-    assert tune.beats(tune.Measurement("mcs", "posix", [1.10, 1.30, 1.05]), 0.02)
-    assert not tune.beats(tune.Measurement("mcs", "posix", [1.01, 1.01, 1.02]), 0.02)  # below min gain
-    assert not tune.beats(tune.Measurement("mcs", "posix", [2.0, 2.0], disqualified="exited"), 0.02)
+    m = measurements.Measurement("mcs", "posix", [1.10, 1.30, 0.98])
+    assert not measurements.beats(m, 0.02)  # one round favoured posix
+    assert measurements.beats(measurements.Measurement("mcs", "posix", [1.10, 1.30, 1.05]), 0.02)
+    assert not measurements.beats(measurements.Measurement("mcs", "posix", [1.01, 1.01, 1.02]), 0.02)  # below min gain
+    assert not measurements.beats(measurements.Measurement("mcs", "posix", [2.0, 2.0], disqualified="exited"), 0.02)
 
 
 def test_candidates_from_the_registry():
@@ -286,9 +286,9 @@ def test_bench_record_orders_the_candidates(tree, tmp_path, capsys, monkeypatch)
 
 
 def _chosen_result(choice="mcs"):
-    base = tune.Baseline([tune.Run("*=posix", 0, 0.01, 0.01, "")] * 2, "")
+    base = measurements.Baseline([workload_runs.Run("*=posix", 0, 0.01, 0.01, "")] * 2, "")
     lock = tune.LockResult(HOT, 40.0, choice=choice,
-                           decided_by=tune.Measurement(choice, "posix", [1.2, 1.3, 1.1], kept=True))
+                           decided_by=measurements.Measurement(choice, "posix", [1.2, 1.3, 1.1], kept=True))
     return tune.Result([lock], base)
 
 
@@ -301,11 +301,11 @@ def test_confirmation_against_all_posix(monkeypatch, ratios, confirmed):
 
     def measure(workload, reference, candidate, rounds, expected, name, against, progress):
         asked.update(reference=reference, candidate=candidate, rounds=rounds)
-        return tune.Measurement(name, against, ratios)
+        return measurements.Measurement(name, against, ratios)
 
     monkeypatch.setattr(tune, "measure_pair", measure)
     result = _chosen_result()
-    tune.confirm(tune.Workload(["true"]), result, 3, tune.Budget(60), 0.02, lambda m: None)
+    tune.confirm(workload_runs.Workload(["true"]), result, 3, tune.Budget(60), 0.02, lambda m: None)
     assert asked == {"reference": "*=posix", "candidate": r"contended.c:hot_lock=mcs,*=posix", "rounds": 6}
     lock = result.locks[0]
     if confirmed:
@@ -320,6 +320,6 @@ def test_confirmation_against_all_posix(monkeypatch, ratios, confirmed):
 def test_no_budget_left_for_the_confirmation_is_said(monkeypatch):
     monkeypatch.setattr(tune, "measure_pair", lambda *a, **k: pytest.fail("no confirmation without budget"))
     result = _chosen_result()
-    tune.confirm(tune.Workload(["true"]), result, 3, tune.Budget(0.001), 0.02, lambda m: None)
+    tune.confirm(workload_runs.Workload(["true"]), result, 3, tune.Budget(0.001), 0.02, lambda m: None)
     assert result.locks[0].choice == "mcs"
     assert "not confirmed against all-posix (no budget left)" in result.locks[0].rationale()

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from rclify import atomic_file, lock_config
 from rclify.errors import UsageError
-from rclify.profiling import assign, calibration, profile, tune
+from rclify.profiling import assign, calibration, measurements, profile, tune, workload_runs
 from rclify.progress import Progress
 
 FORMAT = "rclify-tune"
@@ -66,7 +66,7 @@ def _regex(text: str | None, option: str) -> re.Pattern | None:
         raise UsageError(f"{option} {text!r}: not a regular expression ({err})") from None
 
 
-def _check_arguments(args) -> tuple[tune.Workload, Path, list[str]]:
+def _check_arguments(args) -> tuple[workload_runs.Workload, Path, list[str]]:
     """Everything that can be refused before a single run: one line, nothing written."""
     if not args.passthrough:
         raise UsageError("give the workload after `--`: rclify tune TREE -- CMD ARGS")
@@ -92,17 +92,17 @@ def _check_arguments(args) -> tuple[tune.Workload, Path, list[str]]:
         raise UsageError("--algorithms: no candidate besides posix and profile")
     program = profile.find_program(args.passthrough[0])  # one line when it does not exist
     command = [str(program) if "/" in args.passthrough[0] else args.passthrough[0], *args.passthrough[1:]]
-    workload = tune.Workload(command, _regex(args.score, "--score"), args.higher_is_better,
-                             _regex(args.check, "--check"), timeout=args.timeout or 3600.0)
+    workload = workload_runs.Workload(command, _regex(args.score, "--score"), args.higher_is_better,
+                                      _regex(args.check, "--check"), timeout=args.timeout or 3600.0)
     return workload, config, names
 
 
-def _runtime_profile(workload: tune.Workload, progress) -> tuple[dict, str]:
+def _runtime_profile(workload: workload_runs.Workload, progress) -> tuple[dict, str]:
     """A runtime-mode profile taken through the workload (lock ids: lock_config.h's)."""
     with tempfile.TemporaryDirectory(prefix="rclify-tune-") as tmp:
         out = Path(tmp) / "profile.json"
         progress("profiling the locks through the workload (RCLIFY_LOCKS='*=profile')")
-        run = tune.run_once(workload, "*=profile", {"RCLIFY_PROFILE_OUT": str(out)})
+        run = workload_runs.run_once(workload, "*=profile", {"RCLIFY_PROFILE_OUT": str(out)})
         if run.failure and run.failure != "printed no score":
             raise UsageError(f"the workload {run.failure} under RCLIFY_LOCKS='*=profile'")
         if not out.exists():
@@ -116,7 +116,7 @@ def run(args) -> int:
     entries = lock_config.read(config)
     progress = Progress()
 
-    base = tune.baseline(workload, args.rounds, progress)  # a failing workload stops here
+    base = measurements.baseline(workload, args.rounds, progress)  # a failing workload stops here
     if args.timeout is None:
         workload.timeout = max(5 * max(r.seconds for r in base.runs), base.seconds + 10.0)
     if args.profile is not None:
@@ -212,7 +212,7 @@ def _write_json(args, config, workload, prof_source, result, names, unmatched, w
         "locks": [l.as_json() for l in result.locks],
         "confirmation": result.confirmation.as_json() if result.confirmation else None,
         "stopped": result.stopped,
-        "choices": result.choices, "RCLIFY_LOCKS": tune.lock_spec(result.choices),
+        "choices": result.choices, "RCLIFY_LOCKS": workload_runs.lock_spec(result.choices),
         "written": written, "kept_edits": [{"lock_id": i, "edit": e} for i, e in kept_edits],
     }
     atomic_file.write_text(args.json, json.dumps(document, indent=2) + "\n")

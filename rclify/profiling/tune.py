@@ -26,170 +26,20 @@ gets RCLIFY_LOCKS, so no choice needs a rebuild.  The steps, in order:
 Ratios are speed-ups: > 1 means better than what it is compared with (for wall time, the
 baseline's time over the candidate's).  Nothing here asserts anything about speed: a result of
 "posix everywhere" is a result, not a failure.
+
+A run of the workload is workload_runs.py's (run_once(), lock_spec()); the baseline and the paired
+rounds are measurements.py's (baseline(), measure_pair(), beats()); the choice of locks, the search
+and the confirmation are here.
 """
 
-import os
-import re
-import signal
-import statistics
-import subprocess
 import time
 from dataclasses import dataclass, field
 
 from rclify import algorithms
-from rclify.errors import UsageError
+from rclify.profiling.measurements import Baseline, Measurement, beats, measure_pair
+from rclify.profiling.workload_runs import Workload, lock_spec
 
 NOT_CANDIDATES = ("posix", "profile")  # the baseline itself; a posix lock that measures
-
-
-@dataclass
-class Workload:
-    command: list[str]
-    score: re.Pattern | None = None  # None: wall time
-    higher_is_better: bool = False
-    check: re.Pattern | None = None
-    timeout: float | None = None  # per run, set from the baseline
-
-    @property
-    def score_name(self) -> str:
-        return "wall time" if self.score is None else f"score /{self.score.pattern}/"
-
-
-@dataclass
-class Run:
-    spec: str
-    returncode: int | None  # None: killed after the timeout
-    seconds: float
-    score: float | None
-    output: str  # what must not change between algorithms
-    stderr_tail: str = ""
-
-    @property
-    def failure(self) -> str | None:
-        if self.returncode is None:
-            return f"did not finish within {self.seconds:.1f}s (killed)"
-        if self.returncode != 0:
-            tail = self.stderr_tail.strip().splitlines()[-1:] or [""]
-            return f"exited with status {self.returncode}" + (f" ({tail[0][:160]})" if tail[0] else "")
-        if self.score is None:
-            return "printed no score"
-        return None
-
-
-_GLOB_SPECIAL = re.compile(r"[*?\[\]\\]")
-
-
-def _escape(lock_id: str) -> str:
-    return _GLOB_SPECIAL.sub(lambda m: "\\" + m.group(0), lock_id)
-
-
-def lock_spec(choices: dict[str, str]) -> str:
-    """RCLIFY_LOCKS for per-lock choices, every other lock on posix.  Lock ids are fnmatch
-    patterns there: their *, ?, [ and \\ are escaped."""
-    entries = [_escape(lock_id) + "=" + alg for lock_id, alg in sorted(choices.items()) if alg != "posix"]
-    return ",".join(entries + ["*=posix"])
-
-
-def _parse_score(pattern: re.Pattern, text: str) -> float | None:
-    """The last match's first group (or the whole match) as a number."""
-    found = None
-    for m in pattern.finditer(text):
-        found = m
-    if found is None:
-        return None
-    value = found.group(1) if found.groups() else found.group(0)
-    try:
-        return float(value)
-    except (TypeError, ValueError):
-        return None
-
-
-def _output_key(workload: Workload, stdout: str) -> str:
-    if workload.check is not None:
-        return "\n".join(m.group(0) for m in workload.check.finditer(stdout))
-    if workload.score is not None:
-        return workload.score.sub("", stdout)
-    return stdout
-
-
-def run_once(workload: Workload, spec: str, env_extra: dict | None = None) -> Run:
-    env = dict(os.environ, RCLIFY_LOCKS=spec, **(env_extra or {}))
-    started = time.monotonic()
-    try:
-        # a session of its own: a workload that hangs is killed with everything it started
-        child = subprocess.Popen(workload.command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                 text=True, errors="replace", start_new_session=True)
-    except OSError as err:
-        raise UsageError(f"{workload.command[0]}: cannot run: {err.strerror}") from None
-    try:
-        stdout, stderr = child.communicate(timeout=workload.timeout)
-    except subprocess.TimeoutExpired:
-        _kill_group(child)
-        _, stderr = child.communicate()
-        return Run(spec, None, time.monotonic() - started, None, "", (stderr or "")[-2000:])
-    except BaseException:  # interrupted: the workload ends with tune
-        _kill_group(child)
-        child.wait()
-        raise
-    proc = subprocess.CompletedProcess(workload.command, child.returncode, stdout, stderr)
-    seconds = time.monotonic() - started
-    if workload.score is None:
-        score = seconds
-    else:
-        score = _parse_score(workload.score, proc.stdout)
-        if score is None:
-            score = _parse_score(workload.score, proc.stderr)
-    return Run(spec, proc.returncode, seconds, score, _output_key(workload, proc.stdout), proc.stderr[-2000:])
-
-
-def _kill_group(child: subprocess.Popen) -> None:
-    try:
-        os.killpg(child.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
-
-
-def speedup(workload: Workload, reference: float, candidate: float) -> float:
-    """> 1: the candidate is better than the reference."""
-    if workload.higher_is_better:
-        return candidate / reference if reference else float("inf") if candidate > 0 else 1.0
-    return reference / candidate if candidate else float("inf")
-
-
-@dataclass
-class Measurement:
-    """A candidate against the configuration it is compared with, in paired rounds."""
-
-    algorithm: str
-    against: str  # the current best it was compared with
-    ratios: list[float] = field(default_factory=list)
-    disqualified: str | None = None
-    kept: bool = False
-
-    @property
-    def median(self) -> float | None:
-        return statistics.median(self.ratios) if self.ratios else None
-
-    @property
-    def spread(self) -> tuple[float, float] | None:
-        return (min(self.ratios), max(self.ratios)) if self.ratios else None
-
-    def text(self) -> str:
-        if self.disqualified:
-            return f"{self.algorithm}: disqualified, {self.disqualified}"
-        lo, hi = self.spread
-        return f"{self.algorithm} {self.median:.3f}x {self.against} ({len(self.ratios)} pairs, {lo:.3f}-{hi:.3f})"
-
-    def as_json(self) -> dict:
-        return {"algorithm": self.algorithm, "against": self.against, "ratios": [round(r, 4) for r in self.ratios],
-                "median": None if self.median is None else round(self.median, 4),
-                "spread": None if self.spread is None else [round(x, 4) for x in self.spread],
-                "disqualified": self.disqualified, "kept": self.kept}
-
-
-def beats(m: Measurement, min_gain: float) -> bool:
-    """Kept only beyond the measured spread: every paired round favours it, the median by min_gain."""
-    return (not m.disqualified and bool(m.ratios) and min(m.ratios) > 1.0 and m.median >= 1.0 + min_gain)
 
 
 @dataclass
@@ -235,73 +85,6 @@ class Budget:
 
     def left(self) -> float:
         return self.seconds - (time.monotonic() - self.started)
-
-
-def measure_pair(workload: Workload, reference: str, candidate: str, rounds: int, expected_output: str | None,
-                 name: str, against: str, progress) -> Measurement:
-    """Interleaved rounds: reference then candidate, candidate then reference, ...; one paired
-    ratio per round.  The first failure or changed output disqualifies the candidate."""
-    m = Measurement(name, against)
-    for r in range(rounds):
-        order = (reference, candidate) if r % 2 == 0 else (candidate, reference)
-        runs = {}
-        for spec in order:
-            runs[spec] = run_once(workload, spec)
-        ref, cand = runs[reference], runs[candidate]
-        why = cand.failure
-        if why is None and expected_output is not None and cand.output != expected_output:
-            why = "its output differs from posix's: " + _first_difference(expected_output, cand.output)
-        if why:
-            m.disqualified = why
-            progress(f"  {name}: disqualified: {why}")
-            return m
-        if ref.failure:  # the reference failed this once (it passed before): the round does not count
-            progress(f"  {against} run failed this round ({ref.failure}): round not counted")
-            continue
-        m.ratios.append(speedup(workload, ref.score, cand.score))
-    return m
-
-
-def _first_difference(a: str, b: str) -> str:
-    la, lb = a.splitlines(), b.splitlines()
-    for i, (x, y) in enumerate(zip(la, lb)):
-        if x != y:
-            return f"line {i + 1}: expected {x[:60]!r}, got {y[:60]!r}"
-    return f"{len(la)} lines expected, {len(lb)} printed"
-
-
-@dataclass
-class Baseline:
-    runs: list[Run]
-    output: str | None  # None: posix's own outputs differ from run to run (exit status judges)
-
-    @property
-    def seconds(self) -> float:
-        return statistics.median(r.seconds for r in self.runs)
-
-    @property
-    def score(self) -> float:
-        return statistics.median(r.score for r in self.runs)
-
-
-def baseline(workload: Workload, rounds: int, progress) -> Baseline:
-    """Runs the workload with every lock on posix; a bad workload is a UsageError before any search."""
-    runs = []
-    for i in range(max(2, rounds)):
-        run = run_once(workload, lock_spec({}))
-        if run.returncode is None:
-            raise UsageError(f"{workload.command[0]}: the workload did not finish within {workload.timeout:.0f}s "
-                             "with every lock on posix")
-        if run.returncode != 0:
-            raise UsageError(f"{' '.join(workload.command)[:200]}: the workload exits with status {run.returncode} "
-                             "with every lock on posix; it must succeed there first")
-        if run.score is None:
-            raise UsageError(f"the workload printed nothing matching --score {workload.score.pattern!r} "
-                             "(with every lock on posix)")
-        runs.append(run)
-        progress(f"posix run {i + 1}: {run.seconds:.2f}s" + ("" if workload.score is None else f", score {run.score:g}"))
-    outputs = {r.output for r in runs}
-    return Baseline(runs, runs[0].output if len(outputs) == 1 else None)
 
 
 def candidates(selected: str | None = None) -> list[str]:
