@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from rclify import runtime_build
-from rclify.profiling import assign, profile
+from rclify.profiling import lock_id_matching, profile
 from rclify.ctext.preprocessor import one_branch_where_unbalanced
 from rclify.transform import lock_helpers
 from rclify.transform.lock_helpers import infer, wrap_calls
@@ -263,6 +263,6 @@ def test_runtime_and_preload_profiles_name_the_uses_and_assign_maps_them(transfo
         f"main.c:{line_of('BUCKET_INIT(&buckets[k])')}": "&buckets[k].lock",
         f"main.c:{line_of('OBJECT_LOCK_INIT(log_lock)')}": "&log_lock",
         f"main.c:{line_of('QUIET_LOCK_INIT(&done_lock)')}": "&done_lock"}
-    matching = assign.match_ids(prof, list(config_entries(transformed)))
+    matching = lock_id_matching.match_ids(prof, list(config_entries(transformed)))
     assert not matching.unmatched and not matching.ambiguous
     assert sorted(matching.to_config.values()) == sorted(USE_IDS)

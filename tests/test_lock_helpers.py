@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from rclify import runtime_build
-from rclify.profiling import assign, profile
+from rclify.profiling import lock_id_matching, profile
 from rclify.transform import lock_helpers
 from rclify.transform.lock_helpers import infer, pointer_to, root, wrap_calls
 from rclify.transform.lock_table import LockSite
@@ -360,7 +360,7 @@ def test_preload_profile_names_the_calls_and_assign_maps_them(transformed, tmp_p
     assert {i: l.get("expression") for i, l in locks.items()} == expected
     assert locks[f"main.c:{line_of('hits = new_lock(0)')}"]["acquisitions"] == 4000
     assert "(pthread_mutex_init at " in locks[f"main.c:{line_of('my_mutex_init(&tbl->lock)')}"]["name"]
-    matching = assign.match_ids(prof, list(config_entries(transformed)))
+    matching = lock_id_matching.match_ids(prof, list(config_entries(transformed)))
     assert not matching.unmatched and not matching.ambiguous
     assert {locks[p]["expression"]: c for p, c in matching.to_config.items()} == {
         "&stats_lock": "main.c:stats_lock", "&queue.lock": "main.c:queue.lock", "&tbl->lock": "main.c:tbl->lock",
@@ -547,6 +547,6 @@ def test_each_use_of_a_helpers_macro_is_an_entry_wrapped_at_the_use(macro_tree, 
                    timeout=120)
     prof = profile.run([str(original / "prog")])
     assert {l["id"]: l.get("expression") for l in prof["locks"]} == {"main.c:20": "&a->mutex", "main.c:21": "&b->mutex"}
-    matching = assign.match_ids(prof, list(entries))
+    matching = lock_id_matching.match_ids(prof, list(entries))
     assert not matching.unmatched and not matching.ambiguous
     assert sorted(matching.to_config.values()) == ["main.c:a->mutex", "main.c:b->mutex"]

@@ -5,7 +5,7 @@ import sys
 from pathlib import Path
 
 from rclify import atomic_file
-from rclify.profiling import assign, profile
+from rclify.profiling import assign, lock_id_matching, profile
 from rclify.errors import UsageError
 
 
@@ -93,7 +93,7 @@ def _calibration(args) -> tuple:
     return record, f"calibrated by the bench record {record.path} ({record.cpus} CPUs, {record.taken})"
 
 
-def _warn_unmatched(matching: assign.Matching, config: Path | None, prof: dict) -> None:
+def _warn_unmatched(matching: lock_id_matching.Matching, config: Path | None, prof: dict) -> None:
     """One line on stderr listing every profiled lock that the configuration lacks."""
     left = matching.unmatched + matching.ambiguous
     if not left:
@@ -105,7 +105,8 @@ def _warn_unmatched(matching: assign.Matching, config: Path | None, prof: dict) 
           f"{config}, left out: {', '.join(left)} ({hint})", file=sys.stderr)
 
 
-def _write_json(args, decisions: list, matching: assign.Matching, config: Path | None, written: bool) -> None:
+def _write_json(args, decisions: list, matching: lock_id_matching.Matching, config: Path | None,
+                written: bool) -> None:
     """`--json F`: what the lines above say, for a program to read (as `transform --report`)."""
     if args.json is None:
         return

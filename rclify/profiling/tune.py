@@ -101,9 +101,9 @@ def candidates(selected: str | None = None) -> list[str]:
 def select_locks(prof: dict, config_ids: list[str], min_share: float, max_locks: int) -> tuple[list[tuple[str, float]], list[str]]:
     """(config id, share) of the locks that matter, most contended first; and the profile's ids
     that match no configured lock."""
-    from rclify.profiling import assign
+    from rclify.profiling.lock_id_matching import match_ids
 
-    matching = assign.match_ids(prof, config_ids)
+    matching = match_ids(prof, config_ids)
     shares: dict[str, float] = {}
     for lock in prof["locks"]:
         cid = matching.to_config.get(lock["id"])
