@@ -36,7 +36,8 @@ from rclify.ctext.cursors import child_nodes, preorder
 from rclify.ctext.tokens import call_arguments, code_only
 from rclify.transform.lock_statements.calls import classify
 from rclify.transform.refusals import Reason
-from rclify.transform.regions import Region, RegionAnalysis
+from rclify.transform.region_walk import RegionAnalysis
+from rclify.transform.regions import Region
 from rclify.transform.thread_safe_calls import PURE, SETS_ERRNO
 from rclify.transform.vocabulary import LockOp, Vocabulary
 

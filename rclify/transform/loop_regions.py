@@ -36,7 +36,8 @@ from rclify.ctext.cparse import ParsedFile, statement_range as stmt_range
 from rclify.ctext.cursors import child_nodes
 from rclify.ctext.tokens import identifiers_used, matching_bracket, tokenize, top_level_split
 from rclify.transform.lock_statements.calls import lock_calls
-from rclify.transform.regions import HELD, RELEASED, Region, RegionAnalysis, _Construct, _loop_is_infinite, unlabeled
+from rclify.transform.region_walk import HELD, RELEASED, Construct, RegionAnalysis, loop_is_infinite
+from rclify.transform.regions import Region, unlabeled
 from rclify.transform.vocabulary import LockOp, Vocabulary
 
 K = ci.CursorKind
@@ -101,7 +102,7 @@ def loop_region(parsed: ParsedFile, vocab: Vocabulary, region: Region,
     for span in (init, test, step):
         if span is not None and lock_calls(parsed.text(*span), vocab):
             return None
-    construct = _Construct(loop)
+    construct = Construct(loop)
     analysis.constructs.append(construct)
     held_states = _states(analysis, children[:u])
     retaken_states = _states(analysis, children[r + 1:])
@@ -110,7 +111,7 @@ def loop_region(parsed: ParsedFile, vocab: Vocabulary, region: Region,
         return None
     if final is None:
         # nothing releases the lock after the loop: it must only leave through exits
-        if construct.breaks_held or not (test is None or _loop_is_infinite(loop, child_nodes(loop))):
+        if construct.breaks_held or not (test is None or loop_is_infinite(loop, child_nodes(loop))):
             return None
     else:
         if construct.breaks_released or _states(analysis, between) != {HELD} or analysis.problems:

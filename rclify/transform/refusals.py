@@ -1,7 +1,7 @@
 """Why a critical region is left hybrid (lock/unlock calls, correct on every algorithm).
 
 Every reason rclify gives is a member of Reason, defined here with the sentence the report
-prints; the analysis (regions.py), the planning (plan.py), the C++ listing (cxx.py) and the compile
+prints; the analysis (region_walk.py, region_checks.py), the planning (plan.py), the C++ listing (cxx.py) and the compile
 check (compile_check.py) name these members, never a bare string.  Each reason has a fixture in
 tests/fixtures/refusals/<reason>/ and tests/test_refusals.py fails for one that has none.
 """

@@ -2,19 +2,17 @@
 
 A region starts at a lock statement (or a trylock's `if`) and ends where the lock is released on
 every path: at the unlock statement in the same block, or at a statement all of whose paths
-release it.  RegionAnalysis (regions.py) walks what lies between; the whole-function checks
-(labels targeted from outside, split #if pairs) run here once every region is known.
+release it.  RegionAnalysis (region_walk.py) walks what lies between; region_checks.py checks
+each region once its end is known, and, once every region is known, the whole function (labels
+targeted from outside, split #if pairs).
 """
 
 import dataclasses
-import re
 
 import clang.cindex as ci
 
 from rclify.ctext.cparse import ParsedFile, statement_range as stmt_range
 from rclify.ctext.cursors import child_nodes, preorder
-from rclify.ctext.preprocessor import (ConditionalBlock, conditional_around, conditional_block, same_condition,
-                                       splits_conditional)
 from rclify.ctext.tokens import identifiers_used, matching_bracket, normalize, tokenize
 from rclify.transform.cancellation_cleanups import check_cancellation_cleanups, pop_released_region
 from rclify.transform.lock_statements.calls import classify, lock_calls
@@ -23,8 +21,10 @@ from rclify.transform.lock_statements.guards import guard_lock
 from rclify.transform.loop_regions import loop_region
 from rclify.transform.macro_sections import expanded_section
 from rclify.transform.refusals import Reason
-from rclify.transform.regions import (HELD, RELEASED, SETJMP, VA, Region, RegionAnalysis, goto_label, may_be_lock,
-                                     no_return_call, scoped_statement, tail_extent, unlabeled)
+from rclify.transform.region_checks import (VA, check_labels, check_nested_exits, check_preprocessor,
+                                            finish_region, variadic_reads)
+from rclify.transform.region_walk import HELD, RELEASED, RegionAnalysis
+from rclify.transform.regions import Region, may_be_lock, scoped_statement, tail_extent, unlabeled
 from rclify.transform.vocabulary import TIMED_LOCKS, LockOp, Vocabulary
 
 K = ci.CursorKind
@@ -65,7 +65,7 @@ def find_regions(parsed: ParsedFile, function: ci.Cursor, vocab: Vocabulary) -> 
             if op.kind == "unlock" or start in relocks:
                 continue  # a loop-carried section's relock is part of it
             if (popped := pop_released_region(parsed, vocab, function, compound, children, i, op)) is not None:
-                _finish(*popped)  # `pthread_cleanup_pop(1)` runs the unlock (cancellation_cleanups.py)
+                finish_region(*popped)  # `pthread_cleanup_pop(1)` runs the unlock (cancellation_cleanups.py)
                 regions.append(popped[0])
                 continue
             region = _region_at(parsed, vocab, function, compound, children, i, op, compound == body)
@@ -76,9 +76,9 @@ def find_regions(parsed: ParsedFile, function: ci.Cursor, vocab: Vocabulary) -> 
                 relocks.update(w.released[1] for w in region.windows)
     regions += _scoped_bodies(parsed, vocab, function, body)
     regions += _timed_lock_regions(parsed, vocab, function, body, regions)
-    _check_nested_exits(regions)
-    _check_labels(parsed, function, regions)
-    _check_preprocessor(parsed, regions)
+    check_nested_exits(regions)
+    check_labels(parsed, function, regions)
+    check_preprocessor(parsed, regions)
     check_cancellation_cleanups(parsed, vocab, body, regions)
     error_line = parsed.first_error_in(function)
     if error_line is not None:
@@ -106,7 +106,7 @@ def _region_at(parsed: ParsedFile, vocab: Vocabulary, function: ci.Cursor, compo
     _close(parsed, vocab, region, following, reason)
     if region.problems and (loop := loop_region(parsed, vocab, region, following)) is not None:
         region.lifted = None  # a loop-carried section's pieces keep their text: va_list refused
-        _finish(region, loop)  # a worker's loop: unlocked and locked again in its body
+        finish_region(region, loop)  # a worker's loop: unlocked and locked again in its body
     elif region.problems:
         # unlocked and relocked inside (windows), the plain region's shapes and a loop's aside
         _close(parsed, vocab, fresh, following, reason, windows=True)
@@ -139,7 +139,7 @@ def _scoped_region_at(parsed: ParsedFile, vocab: Vocabulary, function: ci.Cursor
     states = analysis.block(statements, is_switch_body=False)
     if RELEASED in states:
         analysis.refuse(Reason.UNBALANCED_REGION, region.line)  # the third clause unlocks again
-    _finish(region, analysis)
+    finish_region(region, analysis)
     return region
 
 
@@ -187,20 +187,8 @@ def _guard_region_at(parsed: ParsedFile, vocab: Vocabulary, function: ci.Cursor,
         analysis.refuse(Reason.CLEANUP_GUARD, region.line)
     if any(e.value for e in analysis.exits) and "(anonymous" in function.result_type.spelling:
         analysis.refuse(Reason.CLEANUP_GUARD, region.line)  # no variable can hold the value
-    _finish(region, analysis)
+    finish_region(region, analysis)
     return region
-
-
-def _check_nested_exits(regions: list[Region]) -> None:
-    """A scoped lock statement's or a lock guard's exit (a jump that releases the lock: continue,
-    return, break, goto) inside a section nested in it would leave the nested section's function,
-    not its own: the outer one stays hybrid."""
-    for region in regions:
-        for inner in regions:
-            if inner is not region and region.contains(inner) and any(
-                    inner.start <= e.unlock_start < inner.end for e in region.exits):
-                region.refuse(Reason.EXIT_IN_NESTED_SECTION, region.line)
-                break
 
 
 def _section_in_macro_at(parsed: ParsedFile, vocab: Vocabulary, function: ci.Cursor, compound: ci.Cursor,
@@ -383,8 +371,8 @@ def _close(parsed: ParsedFile, vocab: Vocabulary, region: Region, following: lis
         region.body_end = region.end = region.lock_end
     region.body_end_stmt = region.end
     if ended and not region.is_trylock and identifiers_used(parsed.text(region.lock_end, region.body_end)) & VA:
-        region.lifted = _variadic_reads(parsed, region, analysis, following)
-    _finish(region, analysis)
+        region.lifted = variadic_reads(parsed, region, analysis, following)
+    finish_region(region, analysis)
 
 
 def _held_label_after_exit(analysis: RegionAnalysis, following: list[ci.Cursor], i: int) -> int | None:
@@ -395,42 +383,6 @@ def _held_label_after_exit(analysis: RegionAnalysis, following: list[ci.Cursor],
     label = following[after] if ends_with_jump and after < len(following) else None
     held = {name for name, _ in analysis.gotos_held}
     return after if label is not None and label.kind == K.LABEL_STMT and label.spelling in held else None
-
-
-_VA_START = re.compile(r"va_start\(\w+,\w+\);")
-_VA_ARG = re.compile(r"\w+=va_arg\(\w+,[\w\s*]+\);")
-_VA_END = re.compile(r"va_end\(\w+\);")
-
-
-def _variadic_reads(parsed: ParsedFile, region: Region, analysis: RegionAnalysis,
-                    following: list[ci.Cursor]) -> tuple[int, int] | None:
-    """`va_start(ap, last); x = va_arg(ap, T); ... va_end(ap);` among the region's own statements
-    (libmicrohttpd's MHD_set_connection_option): reading the function's own arguments into its
-    locals touches nothing another thread sees, so these statements may run before the lock
-    (va_start cannot move into the section's function).  Their span when every path of the
-    region reaches them (no exit, return or goto before) and nothing before them in the region
-    uses the va_list or the locals they set; else None (the region stays hybrid: va_list)."""
-    spans = [stmt_range(parsed, c) for c in following if c.extent.start.offset < region.body_end]
-    texts = [re.sub(r"\s+", "", parsed.text(*span)) for span in spans]
-    first = next((i for i, t in enumerate(texts) if _VA_START.fullmatch(t)), None)
-    if first is None:
-        return None
-    last = next((i for i in range(first + 1, len(texts)) if not _VA_ARG.fullmatch(texts[i])), None)
-    if last is None or not _VA_END.fullmatch(texts[last]):
-        return None
-    lifted = (spans[first][0], spans[last][1])
-    rest = parsed.text(region.lock_end, lifted[0]) + parsed.text(lifted[1], region.body_end)
-    if identifiers_used(rest) & VA:
-        return None  # the va_list used elsewhere in the region too
-    va_list = texts[first][len("va_start("):].split(",")[0]
-    set_here = {va_list} | {t.split("=")[0] for t in texts[first + 1 : last]}
-    if identifiers_used(parsed.text(region.lock_end, lifted[0])) & set_here:
-        return None
-    if any(e.unlock_start < lifted[0] for e in analysis.exits) or any(
-            n.kind in (K.RETURN_STMT, K.GOTO_STMT, K.INDIRECT_GOTO_STMT) or no_return_call(n)
-            for c in following[:first] for n in preorder(c)):
-        return None  # some path would not reach them: va_arg must not run there
-    return lifted
 
 
 def _unlock_in_bare_block(analysis: RegionAnalysis, child: ci.Cursor, key: str) -> int | None:
@@ -447,127 +399,3 @@ def _unlock_in_bare_block(analysis: RegionAnalysis, child: ci.Cursor, key: str) 
                for c in preorder(stmt)):
             return None  # this lock taken or released deeper in the block first: not our shape
     return None
-
-
-def _finish(region: Region, analysis: RegionAnalysis) -> None:
-    """The checks over the whole region once its end is known; its exits and problems."""
-    parsed = region.parsed
-    if analysis.other_locks:
-        analysis.refuse(Reason.HAND_OVER_HAND, region.line)
-    names = identifiers_used(parsed.text(region.lock_end, region.body_end))
-    if names & SETJMP:
-        analysis.refuse(Reason.SETJMP, region.line)
-    if region.lifted is not None:  # run before the lock (_variadic_reads)
-        names = identifiers_used(parsed.text(region.lock_end, region.lifted[0])
-                                 + parsed.text(region.lifted[1], region.body_end))
-    if names & VA:
-        analysis.refuse(Reason.VA_LIST, region.line)
-    for label, line in analysis.gotos_held:
-        target = _label_offset(region.function, label)
-        if target is None or not (region.lock_end <= target < region.body_end):
-            analysis.refuse(Reason.JUMP_OUT_WHILE_LOCKED, line)
-    region.exits = analysis.exits
-    region.windows = analysis.windows
-    region.unrecognized = region.unrecognized or analysis.unrecognized
-    region.unlock_effects += analysis.unlock_effects
-    for window in region.windows:  # its pieces go to two functions: no #if block may span them
-        if splits_conditional(parsed.text(window.unlock_start, window.relock_end)):
-            analysis.refuse(Reason.PREPROCESSOR_CONDITIONAL, window.line)
-    region.problems = _unique(analysis.problems)
-
-
-def _label_offset(function: ci.Cursor, label: str) -> int | None:
-    for node in preorder(function):
-        if node.kind == K.LABEL_STMT and node.spelling == label:
-            return node.extent.start.offset
-    return None
-
-
-def _check_labels(parsed: ParsedFile, function: ci.Cursor, regions: list[Region]) -> None:
-    """A label inside a region must not be the target of a goto from outside it."""
-    labels = {n.spelling: n.extent.start.offset for n in preorder(function) if n.kind == K.LABEL_STMT}
-    gotos = [(n.extent.start.offset, goto_label(n)) for n in preorder(function) if n.kind == K.GOTO_STMT]
-    for region in regions:
-        for goto_at, label in gotos:
-            target = labels.get(label)
-            if target is None:
-                continue
-            inside = region.lock_end <= target < region.body_end
-            in_tail = any(e.tail_start <= goto_at < e.tail_end for e in region.exits)  # runs unlocked
-            from_inside = region.lock_end <= goto_at < region.body_end and not in_tail
-            if inside and not from_inside:
-                region.refuse(Reason.LABEL_TARGETED_FROM_OUTSIDE, region.line)
-                break
-
-
-def _check_preprocessor(parsed: ParsedFile, regions: list[Region]) -> None:
-    for region in regions:
-        if splits_conditional(parsed.text(region.start, region.end)) and not _widen_to_conditional_locks(parsed, region):
-            region.refuse(Reason.PREPROCESSOR_CONDITIONAL, region.line)
-
-
-def _widen_to_conditional_locks(parsed: ParsedFile, region: Region) -> bool:
-    """`#if THREADS / lock / #endif ... #if THREADS / unlock / #endif`: when the lock, the final
-    unlock and every exit's unlock each sit in an #if block testing the same thing, the region
-    takes the blocks in (the section exists under that condition, render.py) and returns True.
-    The lock's block may hold statements before it (`mhd_assert(...); lock(&m);`), the final
-    unlock's statements after it (`unlock(&m); destroy(&m);`): they stay where they are, under
-    the condition; the final unlock's block may also open inside the region (its statements
-    before the unlock are the section's); an exit's unlock must be alone in its block (its tail
-    runs in the caller)."""
-    data = parsed.data
-    lock = conditional_block(data, region.start, region.lock_end)
-    if lock is None or region.is_trylock or data[region.lock_end:lock.body_end].strip():
-        return False
-    has_end = region.body_end < region.end
-    final = conditional_block(data, region.body_end, region.end) if has_end else None
-    if has_end and (final is None or not same_condition(final.line, lock.line)):
-        return False
-    # the final unlock's block may open before it, inside the section (libmicrohttpd's
-    # close_all_connections: `#if THREADS / join the threads / unlock / #endif`): its statements
-    # there are the section's, its #if line goes from the section, written under the condition
-    final_opens_inside = final is not None and bool(data[final.body_start:region.body_end].strip())
-    blocks = [conditional_around(data, e.unlock_start, e.tail_start) for e in region.exits]
-    if any(b is None or not same_condition(b.line, lock.line) for b in blocks):
-        return False
-    inner: list[ConditionalBlock] = []  # a loop-carried section's unlock and relock blocks
-    if region.loop is not None:
-        inner = [conditional_block(data, *region.loop.unlock), conditional_block(data, *region.loop.relock)]
-        if any(b is None or not same_condition(b.line, lock.line) for b in inner):
-            return False
-    new_end = final.end if final is not None else region.end
-    if splits_conditional(parsed.text(lock.start, new_end)):
-        return False
-    if data[lock.body_start:region.start].strip():
-        region.conditional_before = (lock.body_start, region.start)
-    region.start, region.lock_end = lock.start, lock.end
-    if final is not None:
-        if data[region.end:final.body_end].strip():
-            region.conditional_after = (region.end, final.body_end)
-        if final_opens_inside:
-            region.end = final.end
-        else:
-            region.body_end, region.end = final.start, final.end
-    for exit_, block in zip(region.exits, blocks):
-        exit_.unlock_start, exit_.tail_start = block.start, block.end
-    region.body_end_stmt = region.end
-    region.conditional_lock = lock.line
-    # under the condition the section is written for, the loop's own #if lines of it go
-    # (the unlock's block ends in the unlocked part, the relock's starts there)
-    region.blank_directives = sorted({span for b in inner for span in ((b.start, b.body_start), (b.body_end, b.end))}
-                                     | ({(final.start, final.body_start)} if final_opens_inside else set()))
-    if region.loop is not None:  # its prelude and its part after the loop end at the blocks now
-        loop = region.loop
-        loop.prelude = (region.lock_end, loop.prelude[1])
-        if loop.after is not None:
-            loop.after = (loop.after[0], region.body_end)
-    return True
-
-
-def _unique(problems: list[tuple[str, int]]) -> list[tuple[str, int]]:
-    seen, out = set(), []
-    for p in problems:
-        if p not in seen:
-            seen.add(p)
-            out.append(p)
-    return out

@@ -4,7 +4,7 @@ tree's lock macros and wrapper functions) and the lock operation a statement is 
 The one place where the tree's lock idioms are known: its lock macros and wrapper functions are
 inferred (with libclang: vocabulary_inference.py's add_macros, add_wrappers) into a Vocabulary, and
 statements are read as lock operations through it (rclify/transform/lock_statements/: classify,
-lock_calls, scoped_lock, guard_lock).  analyse.py decides which files to parse; regions.py and
+lock_calls, scoped_lock, guard_lock).  analyse.py decides which files to parse; region_walk.py and
 region_bounds.py walk what these functions recognise.
 """
 

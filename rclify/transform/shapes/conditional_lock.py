@@ -1,4 +1,4 @@
-"""Every lock and unlock of the region alone in an `#if THREADS` block (region_bounds.py): the
+"""Every lock and unlock of the region alone in an `#if THREADS` block (region_checks.py): the
 section exists where the locks do; elsewhere the original text stays (its lock blocks compile to
 nothing there).  What else the blocks hold stays in place around the call, under the condition:
 the lock's block's other statements before it, the final unlock's block's after it."""

@@ -1,4 +1,4 @@
-"""`va_start(ap, x); v = va_arg(ap, T); va_end(ap);` inside a region (region_bounds._variadic_reads):
+"""`va_start(ap, x); v = va_arg(ap, T); va_end(ap);` inside a region (region_checks.variadic_reads):
 a va_list cannot be read in another function, so the reads run in the caller before the lock,
 written just before the call."""
 
