@@ -8,8 +8,7 @@ from pathlib import Path
 import pytest
 
 from rclify import algorithms, cli, lock_config
-from rclify.commands import bench_results
-from rclify.profiling import assign, calibration, profile
+from rclify.profiling import assign, bench_results, calibration, profile
 from rclify.errors import UsageError
 from rclify.lock_config import LockEntry
 

@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from rclify import algorithms
-from rclify.commands import bench, bench_results
+from rclify.commands import bench
 from rclify.errors import UsageError
-from rclify.profiling import calibration
+from rclify.profiling import bench_results, calibration
 from rclify.progress import Progress
 
 TINY = ["--duration", "0.005", "--repeat", "1", "--threads", "1,2", "--delays", "0", "--lines", "5",

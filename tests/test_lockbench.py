@@ -12,7 +12,8 @@ import subprocess
 import pytest
 
 from rclify import algorithms
-from rclify.commands import bench, bench_results
+from rclify.commands import bench
+from rclify.profiling import bench_results
 
 PROBE_LINES = 8  # lockbench.c: floor/RCL pairs per round
 TINY = ["--duration", "0.005", "--repeat", "2", "--threads", "1,3", "--delays", "0,50", "--lines", "1,5",

@@ -13,8 +13,7 @@ from pathlib import Path
 import pytest
 
 from rclify import algorithms, cli, lock_config, runtime_build
-from rclify.commands import bench_results
-from rclify.profiling import calibration, measurements, tune, workload_runs
+from rclify.profiling import bench_results, calibration, measurements, tune, workload_runs
 
 FIXTURE = Path(__file__).parent / "fixtures" / "tune" / "contended.c"
 HOT, COLD = "contended.c:hot_lock", "contended.c:cold_lock"

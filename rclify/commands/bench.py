@@ -22,8 +22,7 @@ import sys
 from pathlib import Path
 
 from rclify import runtime_build, targets
-from rclify.commands import bench_results
-from rclify.profiling import calibration
+from rclify.profiling import bench_results, calibration
 from rclify.errors import RclifyError, ToolMissingError, UsageError
 from rclify.progress import Progress
 

@@ -7,7 +7,7 @@ import csv
 import sys
 from pathlib import Path
 
-from rclify.commands import bench_results
+from rclify.profiling import bench_results
 
 
 def rankings(rows) -> str:
@@ -73,7 +73,7 @@ def plots(rows, out: Path) -> list[Path]:
     for lines in sorted({r.lines for r in rows}):
         at = [r for r in rows if r.lines == lines and r.delay == delay and r.ctx == 0 and r.nested == 1]
         series = sorted({r.series for r in at})
-        styles = bench_results._styles(series)  # rclify bench's: posix thick black, the lock form dashed
+        styles = bench_results.series_styles(series)  # rclify bench's: posix thick black, the lock form dashed
         fig, (top, bottom) = plt.subplots(2, 1, figsize=(10, 9), sharex=True)
         for s in series:
             pts = sorted((r.threads, r.throughput, r.ratio_to_posix) for r in at if r.series == s)

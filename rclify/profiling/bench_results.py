@@ -172,7 +172,7 @@ def _pyplot():
     return plt
 
 
-def _styles(series: list[str]) -> dict[str, dict]:
+def series_styles(series: list[str]) -> dict[str, dict]:
     """posix in thick black (the reference); other algorithms a colour and a marker each; the
     lock/unlock form dashed."""
     import matplotlib
@@ -201,7 +201,7 @@ def _panels(plt, rows: list[Row], x_of, xlabel: str, title: str, png: Path, xsca
     """Throughput (top) and latency (bottom) against x, one column per thread count, a line per series."""
     threads = sorted({r.threads for r in rows})
     series = sorted({r.series for r in rows}, key=lambda s: (s.split(" ")[0] != "posix", s))
-    style = _styles(series)
+    style = series_styles(series)
     xs_all = sorted({x_of(r) for r in rows})
     width = 3.4 * len(threads) + 1.8  # inches: the panels, then the legend
     fig, axes = plt.subplots(2, len(threads), figsize=(width, 7), squeeze=False, sharex=True)
