@@ -26,7 +26,7 @@ _UNEVALUATED = (K.CXX_UNARY_EXPR,)
 
 def address_taken(function: ci.Cursor) -> set[int]:
     """The hashes of the function's local variables and parameters whose address may be taken
-    anywhere in it (a cursor's .hash, as plan.Declarations keys them)."""
+    anywhere in it (a cursor's .hash, as function_locals.Declarations keys them)."""
     taken: set[int] = set()
 
     def visit(node: ci.Cursor, subscripted: bool) -> None:

@@ -1,14 +1,18 @@
 """`rclify transform`'s steps, in the order data flows (transform_tree.py runs them, or rerun.py on
 a tree rclify has transformed already).
 
+  (read once)          the tree's files, by relative path                     source_tree.py
   discover  (spatch)   lock allocation sites, init calls, parse failures      discover.py
-  analyse   (libclang) the vocabulary (macros, wrappers), every function's    analyse.py, vocabulary*.py,
-                       regions, and why a region stays hybrid                 regions.py, refusals.py
-  plan + render        extractions: context structs, functions, call sites   plan.py, render.py
-  lock table           one lock_config.h entry per allocation site            lock_table.py, struct_instances.py
+  analyse   (libclang) the vocabulary (macros, wrappers), statements read as  analyse.py, vocabulary*.py,
+                       lock operations, every function's regions, and why a   lock_statements/, regions.py,
+                       region stays hybrid                                    region_*.py, refusals.py
+  plan + render        extractions: captures, hoists, placement; context      plan.py, hoisting.py, placement.py,
+                       structs, functions, call sites (per idiom: shapes/)    render.py, shapes/
+  lock table           one lock_config.h entry per allocation site            lock_table.py, lock_helpers/, ...
   kept posix           locks that stay pthread mutexes (consistent, ...)      kept_posix.py
   rewrite + check      (spatch) types, initializers, condvars; compile check  rewrite_api.py, compile_check.py
-  apply                every changed file replaced atomically, backups        apply.py
+                       verdicts; this module decides each region's fate
+  apply                every changed file replaced atomically, backups        apply.py, journal.py, records.py
   report               summary on stdout, JSON with --report                  report.py
 
 Nothing is written until every step has succeeded (output paths are checked before the first); a

@@ -13,7 +13,7 @@ A section is thread-bound when it
     in two files is thread-bound when either definition is).
 Statements of an early exit's tail run in the caller after the section and are not looked at.
 Only the functions sections reach are walked.  lock_config.h can overrule the analysis per
-section (rclify/lock_config.py: SectionOverride, applied by plan.runs_on_caller_thread).
+section (rclify/lock_config.py: SectionOverride, applied by placement.runs_on_caller_thread).
 """
 
 import re
