@@ -16,7 +16,7 @@ import clang.cindex as ci
 
 from rclify.ctext.cparse import ParsedFile
 from rclify.ctext.declarator import declarator
-from rclify.ctext.preprocessor import guards_at, same_condition
+from rclify.ctext.preprocessor import guards_at
 from rclify.ctext.tokens import identifiers_used, rename_identifiers, tokenize
 from rclify.templates import templates
 from rclify.transform import enclosing_function, frame_bound, hoisting, placement, plan
@@ -25,9 +25,9 @@ from rclify.transform.function_locals import Declarations
 from rclify.transform.hoisting import Hoist
 from rclify.transform.placement import Placement
 from rclify.transform.plan import Capture
-from rclify.transform.refusals import Reason, Refusal
-from rclify.transform.regions import Exit, Region, Window
-from rclify.transform.shapes import BODY_ORDER, SHAPES, Writing
+from rclify.transform.refusals import Refusal
+from rclify.transform.regions import Exit, Region
+from rclify.transform.shapes import BODY_ORDER, SHAPES, Writing, loop_carried, windows
 from rclify.transform.thread_state import ThreadState
 from rclify.transform.vocabulary import Wrapper
 
@@ -159,13 +159,34 @@ class FileRenderer:
         return text
 
     def _extract(self, region: Region) -> str:
+        """The call site that replaces the region; its section's struct and function go to
+        self.functions.  Each idiom's part is its shape's (shapes/)."""
         frame_bound.check(region)
         plan.check_unlock_effects(region, self._decls)
-        fn = region.function
-        fn_name = fn.spelling
-        n = self._counters.get(fn_name, 0) + 1
-        extraction = Extraction(region, n, f"rclify_cs_{fn_name}_{n}", f"rclify_ctx_{fn_name}_{n}")
+        writing = self._writing(region)
+        body = self._section_body(writing)
+        window_texts = [windows.text(self, region, w) for w in region.windows]
+        released_texts = window_texts + ([loop_carried.released_text(self, region)] if region.loop is not None else [])
+        captures, body, macros = self._captures(writing, body, released_texts)  # may refuse: before anything is recorded
+        extraction = self._record(writing, captures)
+        cs = templates().get_template("extract/cs_function.c.j2").render(
+            function=writing.function, file=self.parsed.path.name, line=region.line,
+            mutex_text=region.lock.mutex, ctx_type=extraction.ctx_type, captures=captures,
+            fn_name=extraction.fn_name, body=body.rstrip(), body_line=self._line(region.lock_end),
+            trylock=region.is_trylock, storage="static inline" if self.parsed.guard_line is not None else "static",
+            macros=macros,
+        )
+        call = self._call_site_text(writing, extraction, captures, window_texts)
+        self._counters[writing.function] = writing.number
+        self._place_function(region, cs, body)
+        self.extractions.append(extraction)
+        return call
 
+    def _writing(self, region: Region) -> Writing:
+        """The region's number in its function, its hoists, and the edits of its text: exits,
+        hoisted declarations, directives blanked, windows, variadic reads."""
+        fn_name = region.function.spelling
+        n = self._counters.get(fn_name, 0) + 1
         hoists = self._hoist_plan[region.start]
         # a variable an enclosing region hoists too is declared once, by the outermost
         outer_hoisted = {h.start for r in self.regions if r is not region and r.extractable and r.contains(region)
@@ -177,59 +198,72 @@ class FileRenderer:
         hoist_edits = [(h.start, h.end, h.assignment) for h in hoists]
         blank_edits = [(a, b, "\n") for a, b in region.blank_directives]
         if region.windows:
-            _check_window_locals(region, self._decls, {v.hash for h in hoists for v in h.variables})
-        window_edits = [(w.unlock_start, w.relock_end, self._window_statement(region, k, w))
+            windows.check_locals(region, self._decls, {v.hash for h in hoists for v in h.variables})
+        window_edits = [(w.unlock_start, w.relock_end, windows.statement(self, region, k, w))
                         for k, w in enumerate(region.windows, 1)]
         lift_edits = [(*region.lifted, f"\n#line {self._line(region.lifted[1])}\n")] \
             if region.lifted is not None else []  # run before the call
         edits = exit_edits + hoist_edits + blank_edits + window_edits + lift_edits
-        indent = _indent_of(self.parsed.data, region.start)
-        writing = Writing(self, region, edits, exit_edits, hoists, indent)
+        return Writing(self, region, edits, exit_edits, hoists, _indent_of(self.parsed.data, region.start),
+                       fn_name, n, returned, outer_hoisted)
+
+    def _section_body(self, writing: Writing) -> str:
+        """The section's statements: its shape's, else the region's text with its edits; with the
+        wrappers' work and a resumable section's dispatch."""
+        region = writing.region
         body = next((shape.body(writing) for shape in BODY_ORDER if shape.applies(region)), None)
         if body is None:
-            body = self._render_range(region.lock_end, region.body_end, edits)
+            body = self._render_range(region.lock_end, region.body_end, writing.edits)
         # a wrapper's work runs where its call stood: first (after locking), last (before unlocking);
-        # a loop-carried section's first run only (_loop_body)
+        # a loop-carried section's first run only (shapes/loop_carried.py)
         if region.loop is None and region.lock.work:
             body = f" {region.lock.work}" + body
         if region.windows:  # a run after a window goes on after its relock
-            body = self._window_dispatch(region) + body
+            body = windows.dispatch(region) + body
         body += region.end_work
         if region.end_label:
             body = body.rstrip() + " ;"  # the label closes the section: it needs a statement
+        return body
 
-        window_texts = [self._window_text(region, w) for w in region.windows]
-        released_texts = window_texts + ([self._released_text(region)] if region.loop is not None else [])
+    def _captures(self, writing: Writing, body: str, released_texts: list[str]) -> tuple[list[Capture], str, list]:
+        """What the section takes from its caller (plan.captures, with a resumable section's
+        resume point and a guarded return's value), the body reading them, and the enclosing
+        function's macros it needs."""
+        region, fn_name, n = writing.region, writing.function, writing.number
         captures = plan.captures(self.parsed, self._decls, region, body,
-                                 {v.spelling: v for h in hoists for v in h.variables}, "\n".join(released_texts))
+                                 {v.spelling: v for h in writing.hoists for v in h.variables}, "\n".join(released_texts))
         if region.loop is not None or region.windows:  # where the section goes on (0: from its start)
             captures.append(Capture("rclify_resume", "int rclify_resume", f"rclify_resume_{fn_name}_{n}",
                                     "rclify_ctx->rclify_resume"))
-        if returned:
-            typ = fn.result_type.spelling
+        if writing.returned:
+            typ, returned = region.function.result_type.spelling, writing.returned
             captures.append(Capture(returned, declarator(typ, f"(*{returned})"), f"&{returned}",
                                     f"(*rclify_ctx->{returned})"))
         mapping = {c.name: c.use for c in captures}
         mapping.update({name: f'"{fn_name}"' for name in enclosing_function.FUNCTION_NAMES})
         body = rename_identifiers(body, mapping)
-        macros = enclosing_function.macros(region, body)  # may refuse: before anything is recorded
+        return captures, body, enclosing_function.macros(region, body)
 
+    def _record(self, writing: Writing, captures: list[Capture]) -> Extraction:
+        """The extraction as the report and lock_config.h see it; the wrappers whose accessors it uses."""
+        region, fn_name, n = writing.region, writing.function, writing.number
+        extraction = Extraction(region, n, f"rclify_cs_{fn_name}_{n}", f"rclify_ctx_{fn_name}_{n}")
         extraction.captures = captures
-        extraction.hoisted = [v.spelling for h in hoists for v in h.variables]
+        extraction.hoisted = [v.spelling for h in writing.hoists for v in h.variables]
         extraction.placement = placement.runs_on_caller_thread(region, self.thread_state, f"{fn_name}_{n}",
                                                                self.overrides)
-        at = _insertion_point(self.parsed.data, fn)
+        at = _insertion_point(self.parsed.data, region.function)
         for wrapper in region.wrappers_used():  # their accessor, their work function
             self.accessors_used[wrapper.name] = wrapper
             self._first_use[wrapper.name] = min(at, self._first_use.get(wrapper.name, at))
         self._called_here.update(w.name for w in region.wrappers_called())
-        cs = templates().get_template("extract/cs_function.c.j2").render(
-            function=fn_name, file=self.parsed.path.name, line=region.line,
-            mutex_text=region.lock.mutex, ctx_type=extraction.ctx_type, captures=captures,
-            fn_name=extraction.fn_name, body=body.rstrip(), body_line=self._line(region.lock_end),
-            trylock=region.is_trylock, storage="static inline" if self.parsed.guard_line is not None else "static",
-            macros=macros,
-        )
+        return extraction
+
+    def _call_site_text(self, writing: Writing, extraction: Extraction, captures: list[Capture],
+                        window_texts: list[str]) -> str:
+        """The call of the section and the dispatch on its flags (exits, a trylock's outcome, a
+        resumable section's released parts), as each shape of the region needs it."""
+        region, returned = writing.region, writing.returned
         exits = [{"flag": e.flag, "tail": f"return {returned};" if e.value else self._tail_text(e),
                   "line": self._code_line(e.tail_start if not e.value else e.unlock_start),
                   "always": region.ends_by_exit} for e in region.exits]
@@ -243,18 +277,18 @@ class FileRenderer:
         released = []  # what the caller runs between two runs of a resumable section
         if region.loop is not None:
             released.append({"flag": len(region.exits) + 1, "line": self._code_line(region.loop.released[0]),
-                             "text": self._released_text(region), "resume": 1, "guards": []})
+                             "text": loop_carried.released_text(self, region), "resume": 1, "guards": []})
         for k, (w, text) in enumerate(zip(region.windows, window_texts), 1):
             released.append({"flag": len(region.exits) + k, "line": self._code_line(w.released[0]),
-                             "text": text, "resume": k,
-                             "guards": _window_guards(region, w)})
+                             "text": text, "resume": k, "guards": windows.guards(region, w)})
+        result_type = region.function.result_type.spelling
         call = templates().get_template("extract/resumable_call_site.c.j2" if released
                                         else "extract/call_site.c.j2").render(
             hoists=[region.lock.result] * bool(region.lock.result)
-            + [h.declaration for h in hoists if h.start not in outer_hoisted]
-            + [f"{declarator(fn.result_type.spelling, returned)};"] * bool(returned),
-            labeled=_is_labeled(region), indent=indent,
-            ctx_type=extraction.ctx_type, n=f"{fn_name}_{n}", captures=captures, exits=exits,
+            + [h.declaration for h in writing.hoists if h.start not in writing.outer_hoisted]
+            + [f"{declarator(result_type, returned)};"] * bool(returned),
+            labeled=_is_labeled(region), indent=writing.indent,
+            ctx_type=extraction.ctx_type, n=f"{writing.function}_{writing.number}", captures=captures, exits=exits,
             mutex=region.lock.mutex, fn_name=extraction.fn_name, trylock=region.is_trylock,
             local=extraction.local, may_wait=extraction.placement.may_wait, released=released,
         ).rstrip("\n") + (f" {region.end_result}" if region.end_result else "")
@@ -264,8 +298,11 @@ class FileRenderer:
         line_start = self.parsed.data.rfind(b"\n", 0, region.start) + 1
         if call.startswith("#") and self.parsed.data[line_start:region.start].strip():
             call = "\n" + call  # a directive starts a line (`if (e) JOB_ERROR(e);`, under #if)
-        call += f"\n#line {self._line(region.end)}\n"
-        self._counters[fn_name] = n
+        return call + f"\n#line {self._line(region.end)}\n"
+
+    def _place_function(self, region: Region, cs: str, body: str) -> None:
+        """The section's struct and function, before the function the region is in."""
+        fn = region.function
         # a region inside an #if of its function: its struct and function exist under the same
         # condition, so every configuration the original builds in still builds (no unused static
         # function, no reference to what the other branch declares)
@@ -279,74 +316,11 @@ class FileRenderer:
                 and not any(prototype in text for text in generated):
             generated.insert(0, f"{prototype}\n")  # a recursive call in the section: declared before it
         generated.append(cs)
-        self.extractions.append(extraction)
-        return call
 
     def _or_original(self, region: Region, if_line: str, call: str) -> str:
         """call under the #if line, the region's original text (hybrid) under its #else."""
         return (f"{if_line}\n{call}\n#else\n#line {self._line(region.start)}\n"
                 f"{self.parsed.text(region.start, region.end).rstrip()}\n#endif")
-
-    def _loop_body(self, region: Region, exit_edits: list[tuple[int, int, str]]) -> str:
-        """A loop-carried section (loop_regions.py): P and the loop's first clause on the first
-        run; D, the step and the test on the next ones; A; then the flag that runs B."""
-        parts = region.loop
-        edits = exit_edits + [(a, b, "\n") for a, b in region.blank_directives]
-
-        def text(span: tuple[int, int] | None) -> str:
-            if span is None:
-                return ""
-            return f"#line {self._code_line(span[0])}\n" + self._render_range(*span, edits).strip("\n") + "\n"
-
-        def expression(span: tuple[int, int] | None) -> str:
-            return self._render_range(*span) if span is not None else ""
-
-        run_b = len(region.exits) + 1
-        step = f", {expression(parts.step)}" if parts.step is not None else ""
-        test = f"if (!({expression(parts.test)}))\n            break;\n" if parts.test is not None else ""
-        unlock_work = f"{parts.unlock_op.work}\n" if parts.unlock_op.work else ""
-        relock_work = f"{parts.relock_op.work}\n" if parts.relock_op.work else ""
-        relock_result = f"{parts.relock_op.result}\n" if parts.relock_op.result else ""
-        # C89 trees (libuv builds with -std=gnu89): no declaration in a for's first clause
-        lock_work = f"{region.lock.work}\n" if region.lock.work else ""
-        return (f"    if (!rclify_resume) {{\n{lock_work}{text(parts.prelude)}"
-                + (f"        {expression(parts.init)};\n" if parts.init is not None else "")
-                + f"    }}\n    {{\n    int rclify_pass;\n    for (rclify_pass = rclify_resume; ; rclify_pass = 0{step}) {{\n"
-                + f"        if (rclify_pass) {{\n{relock_result}{relock_work}{text(parts.retaken)}            continue;\n        }}\n"
-                + f"        {test}{text(parts.held)}{unlock_work}        return {run_b};\n    }}\n    }}\n"
-                + text(parts.after))
-
-    def _window_statement(self, region: Region, k: int, w: Window) -> str:
-        """What a window (`unlock(&m); B; lock(&m);`) becomes in the section: the unlock wrapper's
-        work, the flag that has the caller run B, and the label the next run resumes at, after
-        which the relock's result and its wrapper's work."""
-        unlock_work = f"{w.unlock_op.work} " if w.unlock_op.work else ""
-        relock = " ".join(x for x in (w.relock_op.result, w.relock_op.work) if x)
-        return (f"{{ {unlock_work}return {len(region.exits) + k}; }}\n"
-                f"rclify_window_{k}: ;{' ' + relock if relock else ''}\n#line {self._line(w.relock_end)}\n")
-
-    def _window_dispatch(self, region: Region) -> str:
-        """The section's first lines: a run after window k jumps to its label (each test under
-        the #if blocks its window sits in)."""
-        out = []
-        for k, w in enumerate(region.windows, 1):
-            guards = _window_guards(region, w)
-            out += [*guards, f"    if (rclify_resume == {k})\n        goto rclify_window_{k};", *["#endif"] * len(guards)]
-        return "\n".join(out) + "\n"
-
-    def _window_text(self, region: Region, w: Window) -> str:
-        """B of a window, run by the caller, with the unlock's result kept (`err = 0;`)."""
-        result = f"{w.unlock_op.result} " if w.unlock_op.result else ""
-        blanks = [(a, b, "\n") for a, b in region.blank_directives]
-        return result + self._render_range(*w.released, blanks).strip()
-
-    def _released_text(self, region: Region) -> str:
-        """B, run by the caller between two runs of a loop-carried section, with the mid-loop
-        unlock's result kept (`err = 0;`)."""
-        parts = region.loop
-        result = f"{parts.unlock_op.result} " if parts.unlock_op.result else ""
-        blanks = [(a, b, "\n") for a, b in region.blank_directives]
-        return result + self._render_range(*parts.released, blanks).strip()
 
     def _line(self, offset: int) -> int:
         """1-based line of an offset of the original file: generated code keeps lines with #line."""
@@ -406,21 +380,6 @@ def _insertion_point(data: bytes, function: ci.Cursor) -> int:
             else:
                 break
     return at
-
-
-def _window_guards(region: Region, w: Window) -> list[str]:
-    """The #if lines a window sits under inside the region (its code in the section, its B in
-    the caller exist under them), but the region's own optional-locking condition: everything
-    generated for the region is already under it."""
-    return [g for g in guards_at(region.parsed.data, w.unlock_start, since=region.lock_end)
-            if not (region.conditional_lock and same_condition(g, region.conditional_lock))]
-
-
-def _check_window_locals(region: Region, decls: Declarations, hoisted: set[int]) -> None:
-    """A local live across a window (hoisting.live_across_windows) that could not be hoisted (a
-    `for`'s own variable): refused."""
-    if any(v.hash not in hoisted for v in hoisting.live_across_windows(region, decls)):
-        raise Refusal(Reason.LOCAL_ACROSS_WINDOW)
 
 
 def _exit_statement(e: Exit, returned: str) -> str:

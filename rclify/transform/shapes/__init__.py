@@ -9,6 +9,8 @@ written.  One module per idiom; render.py's extraction asks them in SHAPES' orde
   conditional_lock lock and unlock each alone in an `#if THREADS` block
   conditional_macro a lock macro defined so under some #if conditions only (zstd's DEBUGLEVEL)
   cleanup_pop      `pthread_cleanup_pop(1)` as the region's unlock
+  windows          unlock/relock windows inside a region: one resumable section (with
+                   loop_carried, the resumable ones: their B runs in the caller between two runs)
 
 Where its region starts and ends is still decided by region_bounds.py's walk (and loop_regions.py,
 macro_sections.py, cancellation_cleanups.py), and why moving it is sound is written in
@@ -17,13 +19,13 @@ tests/test_shapes.py fails for a shape without one, or whose fixture has no regi
 """
 
 from rclify.transform.shapes import (cleanup_pop, conditional_lock, conditional_macro, loop_carried, open_block,
-                                     statement_macro, variadic_reads)
+                                     statement_macro, variadic_reads, windows)
 from rclify.transform.shapes.shape import Shape, Writing
 
 # Each shape that applies wraps the call site, in this order (a statement macro's call is one
 # statement before the variadic reads go before it and an #if around it)
 SHAPES: list[Shape] = [open_block.SHAPE, statement_macro.SHAPE, loop_carried.SHAPE, variadic_reads.SHAPE,
-                       conditional_lock.SHAPE, conditional_macro.SHAPE, cleanup_pop.SHAPE]
+                       conditional_lock.SHAPE, conditional_macro.SHAPE, cleanup_pop.SHAPE, windows.SHAPE]
 # the body: the first of these that applies writes it (else the region's own text, with its edits)
 BODY_ORDER: list[Shape] = [statement_macro.SHAPE, loop_carried.SHAPE, open_block.SHAPE]
 

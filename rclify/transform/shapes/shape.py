@@ -15,6 +15,10 @@ class Writing:
     exit_edits: list[tuple[int, int, str]]  # of those, the exits'
     hoists: list = field(default_factory=list)  # hoisting.Hoist of the region
     indent: str = ""  # of the lock statement's line
+    function: str = ""  # the name of the function the region is in
+    number: int = 0  # the region's, among its function's sections (rclify_cs_<function>_<number>)
+    returned: str = ""  # the variable a value returned under a lock guard goes through ("": none)
+    outer_hoisted: set = field(default_factory=set)  # starts of hoists an enclosing region declares
 
 
 class Shape:
