@@ -112,16 +112,7 @@ def analyse_tree(root: Path, files: list[Path], config_path: Path, options: Opti
         overrides = {o.section: o for o in lock_config.read_sections(config_path)}
         with _timed(outcome, "extract_s"):
             sources = {**analysis.parsed, **analysis.headers}
-            regions = {path: [r for fr in regions_of(parsed, analysis.vocab) for r in fr.regions]
-                       for path, parsed in sources.items()}
-            for path, view in analysis.headers.items():
-                header_sections.refuse_unsafe(view, regions[path])
-            for path, found in regions.items():
-                seen_through = sources[path].includer or path  # a header: the C file it was read in
-                if seen_through.suffix == ".c" and not flags.built(seen_through):  # no compile check could verify them
-                    for region in found:
-                        region.refuse(Reason.NOT_BUILT, region.line, first=True)
-                _refuse_kept(str(path.relative_to(root)), found, kept)
+            regions = _regions(root, sources, analysis, flags.built, kept)
         with _timed(outcome, "thread_state_s"):
             roots = {callee for rs in regions.values() for r in rs if r.extractable for callee in _callees(r)}
             state = complete_call_graph(root, files, analysis, roots, options.jobs, progress, flags.built)
@@ -189,6 +180,23 @@ def _without_failing_regions(staging: Staging, rel: str, changed: dict[str, str]
         return False
     staging.keep_without(rel, refused, changed)
     return True
+
+
+def _regions(root: Path, sources: dict[Path, ParsedFile], analysis: Analysis, built: Callable[[Path], bool],
+             kept: KeptPosix) -> dict[Path, list[Region]]:
+    """Every region of the analysed files and headers, those no step may extract refused: in a
+    header where it is unsafe, in a file the build does not compile, on a lock kept posix."""
+    regions = {path: [r for fr in regions_of(parsed, analysis.vocab) for r in fr.regions]
+               for path, parsed in sources.items()}
+    for path, view in analysis.headers.items():
+        header_sections.refuse_unsafe(view, regions[path])
+    for path, found in regions.items():
+        seen_through = sources[path].includer or path  # a header: the C file it was read in
+        if seen_through.suffix == ".c" and not built(seen_through):  # no compile check could verify them
+            for region in found:
+                region.refuse(Reason.NOT_BUILT, region.line, first=True)
+        _refuse_kept(str(path.relative_to(root)), found, kept)
+    return regions
 
 
 def _spatch_macro_file(tree: SourceTree, outcome: Outcome, progress: Progress) -> Path:
