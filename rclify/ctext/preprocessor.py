@@ -7,6 +7,7 @@ questions rclify asks about directives are answered here, from the file's text.
 import functools
 import re
 from dataclasses import dataclass
+from pathlib import PurePath
 
 from rclify.ctext.tokens import code_only
 
@@ -112,12 +113,23 @@ def defines(text: str) -> list[Define]:
     return out
 
 
-_QUOTED_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"([^"]+)"', re.M)
+_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*([<"])([^>"\n]+)[>"]', re.M)
+
+
+def includes(text: str) -> list[tuple[str, str]]:
+    """(`"` or `<`, name) of each of a file's #include directives, the name as written, in every
+    #if branch: every step that reads includes reads them here."""
+    return _INCLUDE.findall(text)
 
 
 def quoted_includes(text: str) -> list[str]:
     """The names of a file's `#include "name"` directives, as written, in every #if branch."""
-    return _QUOTED_INCLUDE.findall(text)
+    return [name for delimiter, name in includes(text) if delimiter == '"']
+
+
+def includes_named(text: str, base_names: set[str]) -> bool:
+    """Does text #include "…/name" for one of base_names (a header known by its file name)?"""
+    return any(PurePath(name).name in base_names for name in quoted_includes(text))
 
 
 def define_around(text: str, line: int) -> str | None:

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Callable
 
 from rclify import lock_config
+from rclify.ctext.preprocessor import includes_named
 from rclify.ctext.spatch import MACRO_FILE
 from rclify.runtime_build import cflags
 from rclify.transform import rewrite_api
@@ -186,9 +187,8 @@ class Staging:
 
     def _includers(self, header: str) -> list[str]:
         """The tree's C files that #include a file named like header (by its base name)."""
-        name = re.escape(Path(header).name)
-        pattern = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"(?:[^"]*/)?' + name + '"', re.M)
-        return [rel for rel in self.c_files if pattern.search(_read(self.dir / rel))]
+        name = {Path(header).name}
+        return [rel for rel in self.c_files if includes_named(_read(self.dir / rel), name)]
 
     def _verify_headers(self, changed: dict[str, str], extracted_in: set[str]) -> None:
         """A header with extracted sections is checked through every C file that includes it;

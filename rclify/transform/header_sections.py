@@ -24,7 +24,7 @@ import clang.cindex as ci
 from rclify.ctext import cparse
 from rclify.ctext.cparse import ParsedFile
 from rclify.ctext.cursors import top_level
-from rclify.ctext.preprocessor import logical_lines
+from rclify.ctext.preprocessor import includes_named, logical_lines
 from rclify.ctext.tokens import code_only
 from rclify.transform.refusals import Reason
 from rclify.transform.regions import Region
@@ -82,9 +82,7 @@ def includes_locking_header(files: list[Path], names: set[str], read: Callable[[
             locking.add(path.name)
     if not locking:
         return lambda path: False
-    pattern = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"(?:[^"]*/)?(' + "|".join(map(re.escape, sorted(locking)))
-                         + r')"', re.M)
-    return lambda path: pattern.search(read(path)) is not None
+    return lambda path: includes_named(read(path), locking)
 
 
 _IFNDEF = re.compile(r"^#\s*ifndef\s+(\w+)\s*$|^#\s*if\s+!\s*defined\s*\(?\s*(\w+)\s*\)?\s*$")

@@ -16,9 +16,9 @@ import re
 from pathlib import Path
 from typing import Callable
 
+from rclify.ctext.preprocessor import includes
 from rclify.ctext.tokens import code_only, iter_tokens
 
-_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*([<"])([^>"\n]+)[>"]', re.M)
 _DIRECTIVE = re.compile(r"^[ \t]*#(?:[^\n]*\\\n)*[^\n]*", re.M)
 _NOT_NAMES = {
     "auto", "bool", "char", "const", "double", "enum", "extern", "float", "inline", "int", "long",
@@ -53,9 +53,9 @@ class IncludeGraph:
         self.direct: dict[str, set[str]] = {}
         for path, rel in known.items():
             found = set()
-            for m in _INCLUDE.finditer(text(path) if text else path.read_text(encoding="utf-8", errors="surrogateescape")):
-                where = ([path.parent] if m.group(1) == '"' else []) + dirs
-                hit = next((known[c] for d in where if (c := (d / m.group(2)).resolve()) in known), None)
+            for delimiter, name in includes(text(path) if text else path.read_text(encoding="utf-8", errors="surrogateescape")):
+                where = ([path.parent] if delimiter == '"' else []) + dirs
+                hit = next((known[c] for d in where if (c := (d / name).resolve()) in known), None)
                 if hit is not None and hit != rel:
                     found.add(hit)
             self.direct[rel] = found
