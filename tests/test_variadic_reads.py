@@ -1,4 +1,4 @@
-"""Variadic reads in a region (region_checks.variadic_reads): `va_start; x = va_arg(ap, T);
+"""Variadic reads in a region (shapes/variadic_reads.py: lifted_reads): `va_start; x = va_arg(ap, T);
 va_end;` run before the lock when every path of the region reaches them and nothing before them
 in the region uses what they set; any other va_list use keeps the region hybrid (va_list).  That
 the lifted region runs as the original is corpus/variadic_reads_in_region."""

@@ -15,16 +15,16 @@ from rclify.ctext.cparse import ParsedFile, statement_range as stmt_range
 from rclify.ctext.cursors import child_nodes, preorder
 from rclify.ctext.tokens import identifiers_used, matching_bracket, normalize, tokenize
 from rclify.transform.cancellation_cleanups import check_cancellation_cleanups, pop_released_region
-from rclify.transform.lock_statements.calls import classify, lock_calls
+from rclify.transform.lock_statements.calls import classify
 from rclify.transform.lock_statements.checked import checks_result
 from rclify.transform.lock_statements.guards import guard_lock
 from rclify.transform.loop_regions import loop_region
-from rclify.transform.macro_sections import expanded_section
 from rclify.transform.refusals import Reason
-from rclify.transform.region_checks import (VA, check_labels, check_nested_exits, check_preprocessor,
-                                            finish_region, variadic_reads)
+from rclify.transform.region_checks import check_labels, check_nested_exits, check_preprocessor, finish_region
 from rclify.transform.region_walk import HELD, RELEASED, RegionAnalysis
 from rclify.transform.regions import Region, may_be_lock, scoped_statement, tail_extent, unlabeled
+from rclify.transform.shapes import open_block, statement_macro, variadic_reads
+from rclify.transform.shapes.variadic_reads import VA
 from rclify.transform.vocabulary import TIMED_LOCKS, LockOp, Vocabulary
 
 K = ci.CursorKind
@@ -57,7 +57,7 @@ def find_regions(parsed: ParsedFile, function: ci.Cursor, vocab: Vocabulary) -> 
                     regions.append(scoped)
                 elif (guarded := _guard_region_at(parsed, vocab, function, compound, children, i)) is not None:
                     regions.append(guarded)
-                elif (in_macro := _section_in_macro_at(parsed, vocab, function, compound, inner)) is not None:
+                elif (in_macro := statement_macro.region_at(parsed, vocab, function, compound, inner)) is not None:
                     regions.append(in_macro)
                     lock_statements.append((start, end))
                 continue
@@ -191,34 +191,6 @@ def _guard_region_at(parsed: ParsedFile, vocab: Vocabulary, function: ci.Cursor,
     return region
 
 
-def _section_in_macro_at(parsed: ParsedFile, vocab: Vocabulary, function: ci.Cursor, compound: ci.Cursor,
-                         stmt: ci.Cursor) -> Region | None:
-    """`WITH_LOCK(m, x++);`: a statement macro whose expansion locks, runs its argument and
-    unlocks.  The section is the expansion's (macro_sections.py): the region covers the whole
-    invocation; one that cannot be expanded for sure stays hybrid (section-in-macro)."""
-    start, end = stmt_range(parsed, stmt)
-    tokens = tokenize(parsed.text(start, end))
-    if not tokens or tokens[0].text not in vocab.macros:
-        return None
-    ops = lock_calls(parsed.text(start, end), vocab)
-    lock = next((o for i, o in enumerate(ops) if o.kind == "lock"
-                 and any(u.kind == "unlock" and u.key == o.key for u in ops[i + 1:])), None)
-    if lock is None:
-        return None
-    region = Region(parsed, function, compound, lock, start, end, end, end, stmt.extent.start.line)
-    expansion = expanded_section(parsed, vocab, function, start, end, lock.key)
-    if expansion is None:
-        region.refuse(Reason.SECTION_IN_MACRO, region.line)
-        return region
-    # the whole invocation is the region's body: what walks its nodes (thread-local state) sees
-    # P and Q too, which only makes it more careful
-    region.lock, region.lock_end, region.body_end_stmt = expansion.lock, start, end
-    region.end_result, region.end_work = expansion.unlock.result, expansion.unlock.work
-    region.end_work_of = expansion.unlock.wrapper if expansion.unlock.work else None
-    region.expansion = expansion
-    return region
-
-
 def _timed_lock_regions(parsed: ParsedFile, vocab: Vocabulary, function: ci.Cursor, body: ci.Cursor,
                         regions: list[Region]) -> list[Region]:
     """pthread_mutex_timedlock / _clocklock calls in any shape no region starts with (`if
@@ -343,7 +315,7 @@ def _close(parsed: ParsedFile, vocab: Vocabulary, region: Region, following: lis
             region.end_work_of = child_op.wrapper if child_op.work else None
             ended = True
             break
-        if (at := _unlock_in_bare_block(analysis, child, op.key)) is not None:
+        if (at := open_block.unlock_in_bare_block(analysis, child, op.key)) is not None:
             # `{ T x = ...; unlock(&m); use(x); }`: the section ends at that unlock (zstd's POOL_thread)
             block = child_nodes(child)
             if analysis.block(block[:at], is_switch_body=False) == {HELD}:
@@ -371,7 +343,7 @@ def _close(parsed: ParsedFile, vocab: Vocabulary, region: Region, following: lis
         region.body_end = region.end = region.lock_end
     region.body_end_stmt = region.end
     if ended and not region.is_trylock and identifiers_used(parsed.text(region.lock_end, region.body_end)) & VA:
-        region.lifted = variadic_reads(parsed, region, analysis, following)
+        region.lifted = variadic_reads.lifted_reads(parsed, region, analysis, following)
     finish_region(region, analysis)
 
 
@@ -383,19 +355,3 @@ def _held_label_after_exit(analysis: RegionAnalysis, following: list[ci.Cursor],
     label = following[after] if ends_with_jump and after < len(following) else None
     held = {name for name, _ in analysis.gotos_held}
     return after if label is not None and label.kind == K.LABEL_STMT and label.spelling in held else None
-
-
-def _unlock_in_bare_block(analysis: RegionAnalysis, child: ci.Cursor, key: str) -> int | None:
-    """The index of the unlock of key among a bare block's statements, when the block is a
-    statement of its own (not a loop's or an if's body), that unlock is its first statement that
-    takes or releases key, and it is no statement's branch; else None."""
-    if child.kind != K.COMPOUND_STMT:
-        return None
-    for i, stmt in enumerate(child_nodes(child)):
-        op = analysis.op_of(unlabeled(stmt))
-        if op is not None and op.key == key:
-            return i if op.kind == "unlock" and unlabeled(stmt) is stmt else None
-        if any(c.kind == K.CALL_EXPR and (o := analysis.op_of(c)) is not None and o.key == key
-               for c in preorder(stmt)):
-            return None  # this lock taken or released deeper in the block first: not our shape
-    return None

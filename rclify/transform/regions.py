@@ -123,7 +123,7 @@ class Region(Refusable):
     blank_directives: list[tuple[int, int]] = field(default_factory=list)
     windows: list[Window] = field(default_factory=list)  # unlock/relock pairs inside (Window)
     # `va_start(ap, x); v = va_arg(ap, T); va_end(ap);` of the region, run before the lock by the
-    # caller (region_checks.variadic_reads)
+    # caller (shapes/variadic_reads.py: lifted_reads)
     lifted: tuple[int, int] | None = None
     # a statement macro's section: its text is the expansion's
     expansion: MacroSection | None = None

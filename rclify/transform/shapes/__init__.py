@@ -12,9 +12,12 @@ written.  One module per idiom; render.py's extraction asks them in SHAPES' orde
   windows          unlock/relock windows inside a region: one resumable section (with
                    loop_carried, the resumable ones: their B runs in the caller between two runs)
 
-Where its region starts and ends is still decided by region_bounds.py's walk (and loop_regions.py,
-macro_sections.py, cancellation_cleanups.py), and why moving it is sound is written in
-docs/transform.md.  Each shape names its extraction fixture (tests/fixtures/extract/<fixture>/):
+Where a region of the shape starts and ends is in the shape's module too where it is a step of
+its own that region_bounds.py's walk asks for (statement_macro.region_at,
+open_block.unlock_in_bare_block, variadic_reads.lifted_reads,
+conditional_lock.widen_to_conditional_locks); loop-carried sections are bounded by
+loop_regions.py, cleanup-pop ones by cancellation_cleanups.py, windows by the walk itself
+(region_walk.py).  Why moving each is sound is written in docs/transform.md.  Each shape names its extraction fixture (tests/fixtures/extract/<fixture>/):
 tests/test_shapes.py fails for a shape without one, or whose fixture has no region of the shape.
 """
 
