@@ -119,12 +119,12 @@ class FileRenderer:
             if text:
                 extra.append((first, first, self._own_lines(first, text)))
         # an accessor goes right after its wrapper's `}`: the lines after it keep their numbers
-        extra += [(w.end_offset, w.end_offset, render_accessor(w) + f"#line {self._line(w.end_offset)}\n")
+        extra += [(w.end_offset, w.end_offset, render_accessor(w) + f"#line {self.line(w.end_offset)}\n")
                   for w in accessors_defined_here]
-        return self._render_range(0, len(self.parsed.data), extra, top_level=True)
+        return self.render_range(0, len(self.parsed.data), extra, top_level=True)
 
     # -- rendering -----------------------------------------------------------------------
-    def _render_range(self, start: int, end: int, extra: list[tuple[int, int, str]] = (),
+    def render_range(self, start: int, end: int, extra: list[tuple[int, int, str]] = (),
                       top_level: bool = False) -> str:
         """Source text of [start, end) with extracted regions (and extra edits) replaced."""
         edits = [(r.start, r.end, self._call_sites[r.start]) for r in self.regions
@@ -132,7 +132,7 @@ class FileRenderer:
         edits += [e for e in extra if start <= e[0] and e[1] <= end]
         if top_level:
             for fn_start, generated in self.functions.items():
-                edits.append((fn_start, fn_start, "".join(generated) + f"#line {self._line(fn_start)}\n"))
+                edits.append((fn_start, fn_start, "".join(generated) + f"#line {self.line(fn_start)}\n"))
         edits.sort(key=lambda e: (e[0], -e[1]))
         out, pos = [], start
         for e_start, e_end, text in edits:
@@ -172,7 +172,7 @@ class FileRenderer:
         cs = templates().get_template("extract/cs_function.c.j2").render(
             function=writing.function, file=self.parsed.path.name, line=region.line,
             mutex_text=region.lock.mutex, ctx_type=extraction.ctx_type, captures=captures,
-            fn_name=extraction.fn_name, body=body.rstrip(), body_line=self._line(region.lock_end),
+            fn_name=extraction.fn_name, body=body.rstrip(), body_line=self.line(region.lock_end),
             trylock=region.is_trylock, storage="static inline" if self.parsed.guard_line is not None else "static",
             macros=macros,
         )
@@ -193,7 +193,7 @@ class FileRenderer:
                          for h in self._hoist_plan.get(r.start, [])}
         # a return under a lock guard: its value is computed in the section, returned by the caller
         returned = f"rclify_ret_{fn_name}_{n}" if any(e.value for e in region.exits) else ""
-        exit_edits = [(e.unlock_start, e.tail_end, f"{_exit_statement(e, returned)}\n#line {self._line(e.tail_end)}\n")
+        exit_edits = [(e.unlock_start, e.tail_end, f"{_exit_statement(e, returned)}\n#line {self.line(e.tail_end)}\n")
                       for e in region.exits]
         hoist_edits = [(h.start, h.end, h.assignment) for h in hoists]
         blank_edits = [(a, b, "\n") for a, b in region.blank_directives]
@@ -201,7 +201,7 @@ class FileRenderer:
             windows.check_locals(region, self._decls, {v.hash for h in hoists for v in h.variables})
         window_edits = [(w.unlock_start, w.relock_end, windows.statement(self, region, k, w))
                         for k, w in enumerate(region.windows, 1)]
-        lift_edits = [(*region.lifted, f"\n#line {self._line(region.lifted[1])}\n")] \
+        lift_edits = [(*region.lifted, f"\n#line {self.line(region.lifted[1])}\n")] \
             if region.lifted is not None else []  # run before the call
         edits = exit_edits + hoist_edits + blank_edits + window_edits + lift_edits
         return Writing(self, region, edits, exit_edits, hoists, _indent_of(self.parsed.data, region.start),
@@ -213,7 +213,7 @@ class FileRenderer:
         region = writing.region
         body = next((shape.body(writing) for shape in BODY_ORDER if shape.applies(region)), None)
         if body is None:
-            body = self._render_range(region.lock_end, region.body_end, writing.edits)
+            body = self.render_range(region.lock_end, region.body_end, writing.edits)
         # a wrapper's work runs where its call stood: first (after locking), last (before unlocking);
         # a loop-carried section's first run only (shapes/loop_carried.py)
         if region.loop is None and region.lock.work:
@@ -265,21 +265,21 @@ class FileRenderer:
         resumable section's released parts), as each shape of the region needs it."""
         region, returned = writing.region, writing.returned
         exits = [{"flag": e.flag, "tail": f"return {returned};" if e.value else self._tail_text(e),
-                  "line": self._code_line(e.tail_start if not e.value else e.unlock_start),
+                  "line": self.code_line(e.tail_start if not e.value else e.unlock_start),
                   "always": region.ends_by_exit} for e in region.exits]
         if region.is_trylock:  # paper Algorithm 3: the section is told whether it got the lock
             if region.after is not None and self.parsed.text(*region.after).strip():
-                exits.insert(0, {"flag": 0, "tail": self._render_range(*region.after).strip(),
-                                 "line": self._code_line(region.after[0])})
+                exits.insert(0, {"flag": 0, "tail": self.render_range(*region.after).strip(),
+                                 "line": self.code_line(region.after[0])})
             if region.otherwise is not None:
-                exits.insert(0, {"flag": -1, "tail": self._render_range(*region.otherwise).strip(),
-                                 "line": self._code_line(region.otherwise[0])})
+                exits.insert(0, {"flag": -1, "tail": self.render_range(*region.otherwise).strip(),
+                                 "line": self.code_line(region.otherwise[0])})
         released = []  # what the caller runs between two runs of a resumable section
         if region.loop is not None:
-            released.append({"flag": len(region.exits) + 1, "line": self._code_line(region.loop.released[0]),
+            released.append({"flag": len(region.exits) + 1, "line": self.code_line(region.loop.released[0]),
                              "text": loop_carried.released_text(self, region), "resume": 1, "guards": []})
         for k, (w, text) in enumerate(zip(region.windows, window_texts), 1):
-            released.append({"flag": len(region.exits) + k, "line": self._code_line(w.released[0]),
+            released.append({"flag": len(region.exits) + k, "line": self.code_line(w.released[0]),
                              "text": text, "resume": k, "guards": windows.guards(region, w)})
         result_type = region.function.result_type.spelling
         call = templates().get_template("extract/resumable_call_site.c.j2" if released
@@ -298,7 +298,7 @@ class FileRenderer:
         line_start = self.parsed.data.rfind(b"\n", 0, region.start) + 1
         if call.startswith("#") and self.parsed.data[line_start:region.start].strip():
             call = "\n" + call  # a directive starts a line (`if (e) JOB_ERROR(e);`, under #if)
-        return call + f"\n#line {self._line(region.end)}\n"
+        return call + f"\n#line {self.line(region.end)}\n"
 
     def _place_function(self, region: Region, cs: str, body: str) -> None:
         """The section's struct and function, before the function the region is in."""
@@ -317,29 +317,29 @@ class FileRenderer:
             generated.insert(0, f"{prototype}\n")  # a recursive call in the section: declared before it
         generated.append(cs)
 
-    def _or_original(self, region: Region, if_line: str, call: str) -> str:
+    def or_original(self, region: Region, if_line: str, call: str) -> str:
         """call under the #if line, the region's original text (hybrid) under its #else."""
-        return (f"{if_line}\n{call}\n#else\n#line {self._line(region.start)}\n"
+        return (f"{if_line}\n{call}\n#else\n#line {self.line(region.start)}\n"
                 f"{self.parsed.text(region.start, region.end).rstrip()}\n#endif")
 
-    def _line(self, offset: int) -> int:
+    def line(self, offset: int) -> int:
         """1-based line of an offset of the original file: generated code keeps lines with #line."""
         return self.parsed.data.count(b"\n", 0, offset) + 1
 
-    def _code_line(self, offset: int) -> int:
+    def code_line(self, offset: int) -> int:
         """The line of the first code at or after offset: where text that is stripped starts."""
         data = self.parsed.data
         while offset < len(data) and data[offset : offset + 1].isspace():
             offset += 1
-        return self._line(offset)
+        return self.line(offset)
 
     def _own_lines(self, offset: int, text: str) -> str:
         """text to insert at offset on lines of its own, the original lines keeping their numbers."""
         at_line_start = offset == 0 or self.parsed.data[offset - 1 : offset] == b"\n"
-        return ("" if at_line_start else "\n") + text + f"#line {self._line(offset)}\n"
+        return ("" if at_line_start else "\n") + text + f"#line {self.line(offset)}\n"
 
     def _tail_text(self, e: Exit) -> str:
-        text = self._render_range(e.tail_start, e.tail_end).strip()
+        text = self.render_range(e.tail_start, e.tail_end).strip()
         if e.result:
             text = f"{e.result} {text}"
         if e.drop_final_break:

@@ -22,13 +22,13 @@ class ConditionalLock(Shape):
         before = after = ""
         if region.conditional_before:
             a, b = region.conditional_before
-            before = f"#line {renderer._line(a)}\n{renderer.parsed.text(a, b).rstrip()}\n"
+            before = f"#line {renderer.line(a)}\n{renderer.parsed.text(a, b).rstrip()}\n"
         if region.conditional_after:
             a, b = region.conditional_after
             text = renderer.parsed.text(a, b)
             text = text[text.rfind("\n", 0, len(text) - len(text.lstrip())) + 1:]  # from its first code line
-            after = f"\n#line {renderer._code_line(a)}\n{text.rstrip()}"
-        return renderer._or_original(region, region.conditional_lock, f"{before}{call}{after}")
+            after = f"\n#line {renderer.code_line(a)}\n{text.rstrip()}"
+        return renderer.or_original(region, region.conditional_lock, f"{before}{call}{after}")
 
 
 SHAPE = ConditionalLock()

@@ -15,7 +15,7 @@ class ConditionalMacro(Shape):
 
     def call_site(self, writing: Writing, call: str) -> str:
         test = " && ".join(f"({condition_expression(c)})" for c in writing.region.lock.conditions)
-        return writing.renderer._or_original(writing.region, f"#if {test}", call)
+        return writing.renderer.or_original(writing.region, f"#if {test}", call)
 
 
 SHAPE = ConditionalMacro()

@@ -31,10 +31,10 @@ def _loop_body(renderer, region: Region, exit_edits: list[tuple[int, int, str]])
     def text(span: tuple[int, int] | None) -> str:
         if span is None:
             return ""
-        return f"#line {renderer._code_line(span[0])}\n" + renderer._render_range(*span, edits).strip("\n") + "\n"
+        return f"#line {renderer.code_line(span[0])}\n" + renderer.render_range(*span, edits).strip("\n") + "\n"
 
     def expression(span: tuple[int, int] | None) -> str:
-        return renderer._render_range(*span) if span is not None else ""
+        return renderer.render_range(*span) if span is not None else ""
 
     run_b = len(region.exits) + 1
     step = f", {expression(parts.step)}" if parts.step is not None else ""
@@ -58,4 +58,4 @@ def released_text(renderer, region: Region) -> str:
     parts = region.loop
     result = f"{parts.unlock_op.result} " if parts.unlock_op.result else ""
     blanks = [(a, b, "\n") for a, b in region.blank_directives]
-    return result + renderer._render_range(*parts.released, blanks).strip()
+    return result + renderer.render_range(*parts.released, blanks).strip()

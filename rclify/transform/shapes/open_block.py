@@ -21,7 +21,7 @@ class OpenBlock(Shape):
         return region.open_block is not None
 
     def body(self, writing: Writing) -> str:
-        region, render = writing.region, writing.renderer._render_range
+        region, render = writing.region, writing.renderer.render_range
         lbrace = region.open_block.extent.start.offset
         return render(region.lock_end, lbrace, writing.edits) + render(lbrace + 1, region.body_end, writing.edits)
 

@@ -1,15 +1,19 @@
 """What a region shape is (see the package)."""
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from rclify.transform.regions import Region
+
+if TYPE_CHECKING:  # render.py imports the shapes
+    from rclify.transform.render import FileRenderer
 
 
 @dataclass
 class Writing:
     """One region's extraction being written (render.FileRenderer._extract): what a shape reads."""
 
-    renderer: object  # the FileRenderer: its text helpers (_render_range, _line, _code_line, ...)
+    renderer: "FileRenderer"  # its text helpers: render_range, line, code_line, or_original
     region: Region
     edits: list[tuple[int, int, str]]  # every replacement in the section's range
     exit_edits: list[tuple[int, int, str]]  # of those, the exits'

@@ -26,7 +26,7 @@ class VariadicReads(Shape):
 
     def call_site(self, writing: Writing, call: str) -> str:
         region, renderer = writing.region, writing.renderer
-        return (f"{renderer.parsed.text(*region.lifted).strip()}\n#line {renderer._line(region.start)}\n"
+        return (f"{renderer.parsed.text(*region.lifted).strip()}\n#line {renderer.line(region.start)}\n"
                 f"{writing.indent}{call}")
 
 

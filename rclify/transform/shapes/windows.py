@@ -30,7 +30,7 @@ def statement(renderer, region: Region, k: int, w: Window) -> str:
     unlock_work = f"{w.unlock_op.work} " if w.unlock_op.work else ""
     relock = " ".join(x for x in (w.relock_op.result, w.relock_op.work) if x)
     return (f"{{ {unlock_work}return {len(region.exits) + k}; }}\n"
-            f"rclify_window_{k}: ;{' ' + relock if relock else ''}\n#line {renderer._line(w.relock_end)}\n")
+            f"rclify_window_{k}: ;{' ' + relock if relock else ''}\n#line {renderer.line(w.relock_end)}\n")
 
 
 def dispatch(region: Region) -> str:
@@ -47,7 +47,7 @@ def text(renderer, region: Region, w: Window) -> str:
     """B of a window, run by the caller, with the unlock's result kept (`err = 0;`)."""
     result = f"{w.unlock_op.result} " if w.unlock_op.result else ""
     blanks = [(a, b, "\n") for a, b in region.blank_directives]
-    return result + renderer._render_range(*w.released, blanks).strip()
+    return result + renderer.render_range(*w.released, blanks).strip()
 
 
 def guards(region: Region, w: Window) -> list[str]:
