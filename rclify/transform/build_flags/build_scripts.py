@@ -20,36 +20,36 @@ from rclify.transform.build_flags.database import DATABASE, BuildFlags, read_dat
 CONFIGURE_TIMEOUT = 600  # seconds: configure scripts of large trees take minutes on 2 cores
 
 
-# -- 2. CMake ----------------------------------------------------------------------------------------
+# -- 2. CMake, Meson: a scratch build for the generator's database -------------------------------
 
 def from_cmake(root: Path, progress: Callable[[str], None]) -> BuildFlags | None:
-    if not (root / "CMakeLists.txt").is_file() or shutil.which("cmake") is None:
+    if not (root / "CMakeLists.txt").is_file():
         return None
-    build = Path(tempfile.mkdtemp(prefix="rclify-cmake-"))
-    progress(f"build flags: no {DATABASE}; configuring with CMake in a scratch directory ({build})")
-    proc = subprocess.run(["cmake", "-S", str(root), "-B", str(build), "-DCMAKE_EXPORT_COMPILE_COMMANDS=ON"],
-                          capture_output=True, text=True, timeout=CONFIGURE_TIMEOUT)
-    if proc.returncode != 0 or not (build / DATABASE).is_file():
-        shutil.rmtree(build, ignore_errors=True)
-        progress(f"warning: cmake failed ({_last_line(proc.stderr or proc.stdout)}); trying the next way")
-        return None
-    flags = read_database(build / DATABASE, root, f"CMake's {DATABASE} (scratch build)")
-    flags.scratch.append(build)
-    return flags
+    return _generated_database(root, "CMake", "configuring with CMake", "cmake failed", progress, lambda build: [
+        "cmake", "-S", str(root), "-B", str(build), "-DCMAKE_EXPORT_COMPILE_COMMANDS=ON"])
 
 
 def from_meson(root: Path, progress: Callable[[str], None]) -> BuildFlags | None:
-    if not (root / "meson.build").is_file() or shutil.which("meson") is None:
+    if not (root / "meson.build").is_file():
         return None
-    build = Path(tempfile.mkdtemp(prefix="rclify-meson-"))
-    progress(f"build flags: no {DATABASE}; setting up with Meson in a scratch directory ({build})")
-    proc = subprocess.run(["meson", "setup", str(build), str(root)], capture_output=True, text=True,
-                          timeout=CONFIGURE_TIMEOUT)
+    return _generated_database(root, "Meson", "setting up with Meson", "meson setup failed", progress,
+                               lambda build: ["meson", "setup", str(build), str(root)])
+
+
+def _generated_database(root: Path, tool: str, doing: str, failed: str, progress: Callable[[str], None],
+                        command: Callable[[Path], list[str]]) -> BuildFlags | None:
+    """The build generator run in a scratch directory for its compile_commands.json (None, said
+    why, when the tool is missing or fails: the next way is tried)."""
+    if shutil.which(command(Path())[0]) is None:
+        return None
+    build = Path(tempfile.mkdtemp(prefix=f"rclify-{tool.lower()}-"))
+    progress(f"build flags: no {DATABASE}; {doing} in a scratch directory ({build})")
+    proc = subprocess.run(command(build), capture_output=True, text=True, timeout=CONFIGURE_TIMEOUT)
     if proc.returncode != 0 or not (build / DATABASE).is_file():
         shutil.rmtree(build, ignore_errors=True)
-        progress(f"warning: meson setup failed ({_last_line(proc.stderr or proc.stdout)}); trying the next way")
+        progress(f"warning: {failed} ({_last_line(proc.stderr or proc.stdout)}); trying the next way")
         return None
-    flags = read_database(build / DATABASE, root, f"Meson's {DATABASE} (scratch build)")
+    flags = read_database(build / DATABASE, root, f"{tool}'s {DATABASE} (scratch build)")
     flags.scratch.append(build)
     return flags
 
