@@ -40,6 +40,7 @@ K = ci.CursorKind
 
 @dataclass
 class Analysis:
+    source: SourceTree  # the tree's files as read once (source_tree.py)
     parsed: dict[Path, ParsedFile] = field(default_factory=dict)
     vocab: Vocabulary = field(default_factory=Vocabulary)
     failures: dict[str, str] = field(default_factory=dict)  # relative path -> libclang's error
@@ -48,7 +49,6 @@ class Analysis:
     call_graph_only: dict[Path, ParsedFile] = field(default_factory=dict)  # parsed for their functions
     flags_for: Callable[[Path], list[str]] = lambda path: []  # a file's build flags (build_flags/)
     stub_dir: Path | None = None  # where the empty stubs are: removed by cleanup()
-    source: SourceTree | None = None  # the tree's files as read once (source_tree.py)
 
     def cleanup(self) -> None:
         if self.stub_dir is not None:
@@ -62,8 +62,7 @@ class Analysis:
 
         def parse_one(path: Path):
             try:
-                data = self.source.data(path) if self.source is not None else None
-                return path, cparse.parse(path, self.flags_for(path), stub_dir, data=data)
+                return path, cparse.parse(path, self.flags_for(path), stub_dir, data=self.source.data(path))
             except ParseError as err:
                 return path, err
 
@@ -91,7 +90,7 @@ def analyse(root: Path, files: list[Path], flags_for: Callable[[Path], list[str]
     built says which C files the build compiles (headers are seen through those first); source:
     the files as the transform read them (else read here)."""
     source = source or SourceTree(root, files)
-    result = Analysis(flags_for=flags_for, stub_dir=Path(tempfile.mkdtemp(prefix="rclify-stubs-")), source=source)
+    result = Analysis(source, flags_for=flags_for, stub_dir=Path(tempfile.mkdtemp(prefix="rclify-stubs-")))
     candidates = [f for f in files if f.suffix == ".c"]
     lock_names = {name for name, kind in pthread_api.LOCK_OPERATIONS.items() if kind in ("lock", "unlock", "trylock")}
     with_header = includes_locking_header(files, lock_names, source.text)  # functions of headers lock too
@@ -137,7 +136,7 @@ def complete_call_graph(root: Path, files: list[Path], analysis: Analysis, roots
         names = state.wanted(roots) - tried
         tried |= names
         todo = [f for f in candidates if f not in analysis.parsed and f not in analysis.call_graph_only
-                and names and defines_any(analysis.source.data(f) if analysis.source else f.read_bytes(), names)]
+                and names and defines_any(analysis.source.data(f), names)]
         if not todo:
             break
         progress(f"libclang: {len(todo)} more files, for the functions that sections call")
