@@ -11,16 +11,17 @@ from pathlib import Path
 
 import pytest
 
-from rclify.transform.shapes import BODY_ORDER, SHAPES
+from rclify.transform.shapes import BODY_ORDER, SHAPES, STARTS
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "tests" / "fixtures" / "extract"
 
 
-def test_every_shape_is_named_once_and_writes_bodies_from_the_list():
+def test_every_shape_is_named_once_and_writes_bodies_and_starts_regions_from_the_list():
     names = [shape.name for shape in SHAPES]
     assert len(set(names)) == len(names) and all(names)
     assert all(shape in SHAPES for shape in BODY_ORDER)
+    assert all(shape in SHAPES for shape in STARTS)  # each with its fixture, tested below
 
 
 @pytest.mark.parametrize("shape", SHAPES, ids=lambda shape: shape.name)

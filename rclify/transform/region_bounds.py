@@ -14,7 +14,7 @@ import clang.cindex as ci
 from rclify.ctext.cparse import ParsedFile, statement_range as stmt_range
 from rclify.ctext.cursors import child_nodes, preorder
 from rclify.ctext.tokens import identifiers_used, matching_bracket, normalize, tokenize
-from rclify.transform.cancellation_cleanups import check_cancellation_cleanups, pop_released_region
+from rclify.transform.cancellation_cleanups import check_cancellation_cleanups
 from rclify.transform.lock_statements.calls import classify
 from rclify.transform.lock_statements.checked import checks_result
 from rclify.transform.lock_statements.guards import guard_lock
@@ -23,7 +23,7 @@ from rclify.transform.refusals import Reason
 from rclify.transform.region_checks import check_labels, check_nested_exits, check_preprocessor, finish_region
 from rclify.transform.region_walk import HELD, RELEASED, RegionAnalysis
 from rclify.transform.regions import Region, may_be_lock, scoped_statement, tail_extent, unlabeled
-from rclify.transform.shapes import open_block, statement_macro, variadic_reads
+from rclify.transform.shapes import STARTS, StatementAt, open_block, variadic_reads
 from rclify.transform.shapes.variadic_reads import VA
 from rclify.transform.vocabulary import TIMED_LOCKS, LockOp, Vocabulary
 
@@ -36,45 +36,35 @@ def find_regions(parsed: ParsedFile, function: ci.Cursor, vocab: Vocabulary) -> 
     if body is None:
         return []
     regions: list[Region] = []
-    lock_statements: list[tuple[int, int]] = []  # blocks inside these are a macro's braces
+    claimed: list[tuple[int, int]] = []  # lock statements, whole regions: blocks inside are a macro's braces
     relocks: set[int] = set()
     for compound in (n for n in preorder(body) if n.kind == K.COMPOUND_STMT):
-        if any(s <= compound.extent.start.offset < e for s, e in lock_statements):
+        if any(s <= compound.extent.start.offset < e for s, e in claimed):
             continue
         children = child_nodes(compound)
         for i, child in enumerate(children):
             inner = unlabeled(child)
             start, end = stmt_range(parsed, inner)
-            if any(s <= start < e for s, e in lock_statements):
+            if any(s <= start < e for s, e in claimed):
                 continue  # a statement of a macro's expansion whose invocation is a region already
             op = classify(parsed.text(start, end), vocab) if may_be_lock(inner) else None
-            if op is None:
-                if inner.kind == K.IF_STMT:
-                    trylock = _trylock_region_at(parsed, vocab, function, compound, inner)
-                    if trylock is not None:
-                        regions.append(trylock)
-                elif (scoped := _scoped_region_at(parsed, vocab, function, compound, inner)) is not None:
-                    regions.append(scoped)
-                elif (guarded := _guard_region_at(parsed, vocab, function, compound, children, i)) is not None:
-                    regions.append(guarded)
-                elif (in_macro := statement_macro.region_at(parsed, vocab, function, compound, inner)) is not None:
-                    regions.append(in_macro)
-                    lock_statements.append((start, end))
+            if op is not None:
+                claimed.append((start, end))
+                if op.kind == "unlock" or start in relocks:
+                    continue  # a loop-carried section's relock is part of it
+            region = _region_started_at(StatementAt(parsed, vocab, function, compound, children, i, op,
+                                                    compound == body), claimed)
+            if region is None:
                 continue
-            lock_statements.append((start, end))
-            if op.kind == "unlock" or start in relocks:
-                continue  # a loop-carried section's relock is part of it
-            if (popped := pop_released_region(parsed, vocab, function, compound, children, i, op)) is not None:
-                finish_region(*popped)  # `pthread_cleanup_pop(1)` runs the unlock (cancellation_cleanups.py)
-                regions.append(popped[0])
-                continue
-            region = _region_at(parsed, vocab, function, compound, children, i, op, compound == body)
             regions.append(region)
             if region.loop is not None:
                 relocks.add(region.loop.relock[0])
             if region.extractable:  # a window's relock is part of the region (an exit's would not be)
                 relocks.update(w.released[1] for w in region.windows)
-    regions += _scoped_bodies(parsed, vocab, function, body)
+    for shape in STARTS:
+        for region in shape.regions_in(parsed, vocab, function, body):
+            region.started_by = shape.name
+            regions.append(region)
     regions += _timed_lock_regions(parsed, vocab, function, body, regions)
     check_nested_exits(regions)
     check_labels(parsed, function, regions)
@@ -85,6 +75,21 @@ def find_regions(parsed: ParsedFile, function: ci.Cursor, vocab: Vocabulary) -> 
         for region in regions:
             region.refuse(Reason.PARSE_ERRORS, error_line, first=True)
     return sorted(regions, key=lambda r: r.start)
+
+
+def _region_started_at(at: StatementAt, claimed: list[tuple[int, int]]) -> Region | None:
+    """The region of the first shape of STARTS that starts one at the statement; else a lock
+    statement's own (_region_at); else None."""
+    for shape in STARTS:
+        region = shape.region_at(at)
+        if region is not None:
+            region.started_by = shape.name
+            if shape.claims_statement:
+                claimed.append(stmt_range(at.parsed, at.statement))
+            return region
+    if at.op is None:
+        return None
+    return _region_at(at.parsed, at.vocab, at.function, at.compound, at.children, at.i, at.op, at.in_function_body)
 
 
 def _region_at(parsed: ParsedFile, vocab: Vocabulary, function: ci.Cursor, compound: ci.Cursor,

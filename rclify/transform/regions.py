@@ -131,6 +131,9 @@ class Region(Refusable):
     # `pthread_cleanup_push(unlock, &m);` of a section its `pthread_cleanup_pop(1)` releases: the call
     # site keeps the push and pops without running the handler (cancellation_cleanups.py)
     released_by_pop: str = ""
+    # the name of the shape whose bounds found the region (shapes.STARTS: region_at, regions_in;
+    # "": a lock statement's own region, region_bounds.py's)
+    started_by: str = ""
 
     def unlocked_spans(self) -> list[tuple[int, int]]:
         """What runs in the caller, unlocked, though inside [lock_end, body_end): exits' tails,

@@ -21,15 +21,22 @@ loop_regions.py, cleanup-pop ones by cancellation_cleanups.py, windows by the wa
 tests/test_shapes.py fails for a shape without one, or whose fixture has no region of the shape.
 """
 
-from rclify.transform.shapes import (cleanup_pop, conditional_lock, conditional_macro, loop_carried, open_block,
-                                     statement_macro, variadic_reads, windows)
-from rclify.transform.shapes.shape import Shape, Writing
+from rclify.transform.shapes import (cleanup_pop, conditional_lock, conditional_macro, guard, loop_carried, open_block,
+                                     scoped, statement_macro, trylock, variadic_reads, windows)
+from rclify.transform.shapes.shape import Shape, StatementAt, Writing
+
+# Where regions start: region_bounds.py's walk asks each statement of each block of a function
+# these shapes' region_at in this order and takes the first region one returns (a lock statement
+# none of them starts is a plain region, the walk's own); once the walk is done, their regions_in,
+# in this order, for the regions no block's statement starts
+STARTS: list[Shape] = [trylock.SHAPE, scoped.SHAPE, guard.SHAPE, statement_macro.SHAPE, cleanup_pop.SHAPE]
 
 # Each shape that applies wraps the call site, in this order (a statement macro's call is one
 # statement before the variadic reads go before it and an #if around it)
 SHAPES: list[Shape] = [open_block.SHAPE, statement_macro.SHAPE, loop_carried.SHAPE, variadic_reads.SHAPE,
-                       conditional_lock.SHAPE, conditional_macro.SHAPE, cleanup_pop.SHAPE, windows.SHAPE]
+                       conditional_lock.SHAPE, conditional_macro.SHAPE, cleanup_pop.SHAPE, windows.SHAPE,
+                       trylock.SHAPE, scoped.SHAPE, guard.SHAPE]
 # the body: the first of these that applies writes it (else the region's own text, with its edits)
 BODY_ORDER: list[Shape] = [statement_macro.SHAPE, loop_carried.SHAPE, open_block.SHAPE]
 
-__all__ = ["BODY_ORDER", "SHAPES", "Shape", "Writing"]
+__all__ = ["BODY_ORDER", "SHAPES", "STARTS", "Shape", "StatementAt", "Writing"]

@@ -1,9 +1,15 @@
-"""What a region shape is (see the package)."""
+"""What a region shape is (see the package): where its regions start and end (region_at,
+regions_in, asked by region_bounds.py's walk through shapes.STARTS) and how its section and call
+site are written (applies, body, call_site, asked by render.py through SHAPES)."""
 
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from rclify.transform.regions import Region
+import clang.cindex as ci
+
+from rclify.ctext.cparse import ParsedFile
+from rclify.transform.regions import Region, unlabeled
+from rclify.transform.vocabulary import LockOp, Vocabulary
 
 if TYPE_CHECKING:  # render.py imports the shapes
     from rclify.transform.render import FileRenderer
@@ -25,11 +31,55 @@ class Writing:
     outer_hoisted: set = field(default_factory=set)  # starts of hoists an enclosing region declares
 
 
+@dataclass
+class StatementAt:
+    """A statement of a block, as region_bounds.py's walk asks the shapes whether a region starts
+    there (Shape.region_at): children[i] of compound, in function."""
+
+    parsed: ParsedFile
+    vocab: Vocabulary
+    function: ci.Cursor
+    compound: ci.Cursor  # the block
+    children: list[ci.Cursor]  # its statements
+    i: int
+    op: LockOp | None  # the statement read as one lock operation (lock_statements.classify), or None
+    in_function_body: bool  # compound is the function's own body
+
+    @property
+    def statement(self) -> ci.Cursor:
+        """children[i] without its labels (`out: lock(&m);`, `case 1: ...`)."""
+        return unlabeled(self.children[self.i])
+
+    @property
+    def following(self) -> list[ci.Cursor]:
+        """The block's statements after it: where a region started here goes on (RegionAnalysis
+        walks them: region_walk.py, region_close.py)."""
+        return self.children[self.i + 1 :]
+
+
 class Shape:
-    """An idiom's rendering; a subclass overrides what its idiom changes."""
+    """An idiom: where its regions start and end, how they are written; a subclass overrides what
+    its idiom changes."""
 
     name = ""  # as the report's region records list it ("shapes")
     fixture = ""  # tests/fixtures/extract/<fixture>/: an input that has a region of this shape
+    # its region's first statement is the whole region (a statement macro's invocation): the walk
+    # reads none of the statements inside it again (a lock statement's are never read again)
+    claims_statement = False
+
+    def region_at(self, at: StatementAt) -> Region | None:
+        """The region of this idiom that starts at the statement (it may end at any later statement
+        of the block: at.following), with its problems; None when none starts there.  Any
+        statement may start one, a lock statement (at.op) or not (an `if`, a `for`, a declaration);
+        the walk asks the shapes of STARTS in order and takes the first region one returns."""
+        return None
+
+    def regions_in(self, parsed: ParsedFile, vocab: Vocabulary, function: ci.Cursor,
+                   body: ci.Cursor) -> list[Region]:
+        """The regions of this idiom that the statement walk cannot see, found over the whole
+        function (body: its block) once the walk is done: those starting at a statement that is
+        no block's statement (an if's or a loop's body)."""
+        return []
 
     def applies(self, region: Region) -> bool:
         raise NotImplementedError
