@@ -1,4 +1,4 @@
-"""Loop-carried sections (rclify/transform/loop_regions.py): which loops that release and retake
+"""Loop-carried sections (rclify/transform/shapes/loop_carried.py): which loops that release and retake
 their lock in their body become one section, and which stay hybrid for the plain region's reason.
 That the extracted ones behave as the original, under every algorithm, is corpus/loop_carried_sections."""
 

@@ -38,3 +38,15 @@ def test_the_shape_has_a_fixture_with_a_region_of_it(shape, tmp_path):
     regions = json.loads((tmp_path / "report.json").read_text())["regions"]
     assert any(r["status"] == "extracted" and shape.name in r["shapes"] for r in regions), \
         f"{shape.fixture}: no extracted region written as {shape.name}: {[r.get('shapes') for r in regions]}"
+
+
+@pytest.mark.parametrize("module", ["rclify.transform.shapes", "rclify.transform.shapes.trylock",
+                                    "rclify.transform.region_close", "rclify.transform.region_checks",
+                                    "rclify.transform.region_bounds"])
+def test_the_walk_and_the_shapes_import_whichever_comes_first(module):
+    """region_close and region_checks ask some shapes' steps, and the shapes' bounds use them back
+    (imported as modules, see the package): each must import first, in a fresh interpreter."""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])))
+    proc = subprocess.run([sys.executable, "-c", f"import {module}"], env=env, capture_output=True, text=True,
+                          timeout=60)
+    assert proc.returncode == 0, proc.stderr

@@ -7,6 +7,11 @@ that may run before the lock), gotos taken with the lock held to a label outside
 by an #if block.  Once every region of a function is known: exits inside nested sections, labels
 targeted from outside, #if blocks split (unless every lock and unlock sits alone in an #if block
 testing the same thing: the region is widened to take them in).
+
+The shapes whose bounds finish their regions import this module as a module (`from
+rclify.transform import region_checks`), as region_close.py does: it asks two shapes' steps
+(conditional_lock, variadic_reads.VA), and importing either runs the shapes package's registry,
+which imports those shapes back.
 """
 
 import clang.cindex as ci

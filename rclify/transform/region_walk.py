@@ -1,8 +1,8 @@
 """Reading a region's statements (RegionAnalysis): each statement, entered with the lock held, is
 walked for the states it falls through in (HELD, RELEASED; none after a jump), adding to the
 region's exits, windows and problems (regions.py says what those are).  Where the walk starts
-and stops is region_bounds.py's; loop_regions.py and cancellation_cleanups.py walk their
-sections' pieces with it too.
+and stops is region_bounds.py's, region_close.py's and the shapes' (shapes/: each idiom's
+region_at); loop_carried.py and cleanup_pop.py walk their sections' pieces with it too.
 """
 
 import clang.cindex as ci

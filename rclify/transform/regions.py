@@ -16,7 +16,8 @@ the section again, which goes on after the relock (render.py: a resumable sectio
 A region that cannot be extracted safely gets a `problem` (a reason from REASONS) and is left
 as lock/unlock calls, which the runtime runs in hybrid mode (rclify/transform/refusals.py).
 RegionAnalysis (region_walk.py) reads a region's statements to find them; region_bounds.py finds
-where each region starts and ends, region_checks.py checks it whole once its end is known.
+where each region starts and ends (asking the shapes of shapes.STARTS, each idiom's bounds in its
+shape's module), region_checks.py checks it whole once its end is known.
 """
 
 from dataclasses import dataclass, field
@@ -114,7 +115,7 @@ class Region(Refusable):
     # caller after the section (LockOp.effect_vars; plan.check_unlock_effects)
     unlock_effects: list[str] = field(default_factory=list)
     ends_by_exit: bool = False  # no path reaches the end of the section (a lock guard's block that returns)
-    loop: object | None = None  # a loop-carried section's pieces (loop_regions.LoopParts)
+    loop: object | None = None  # a loop-carried section's pieces (shapes.loop_carried.LoopParts)
     # a bare block `{ T x = ...; unlock(&m); use(x); }` of the home block in which the section
     # ends: the section takes what precedes the unlock in it, the caller the rest (render.py)
     open_block: ci.Cursor | None = None
@@ -129,7 +130,7 @@ class Region(Refusable):
     expansion: MacroSection | None = None
     unrecognized: str = ""  # with an unrecognized-lock-shape refusal: what was not recognised
     # `pthread_cleanup_push(unlock, &m);` of a section its `pthread_cleanup_pop(1)` releases: the call
-    # site keeps the push and pops without running the handler (cancellation_cleanups.py)
+    # site keeps the push and pops without running the handler (shapes/cleanup_pop.py)
     released_by_pop: str = ""
     # the name of the shape whose bounds found the region (shapes.STARTS: region_at, regions_in;
     # "": a lock statement's own region, region_bounds.py's)

@@ -1,5 +1,5 @@
 """A bare block `{ T x = ...; unlock(&m); use(x); }` of the home block in which the section ends
-(unlock_in_bare_block, asked by region_bounds.py's walk): the section takes what precedes the
+(unlock_in_bare_block, asked by region_close.py's walk to the unlock): the section takes what precedes the
 unlock in it, the caller the rest.  The block's `{` stays in the caller: the call site opens it,
 the rest of the block closes it."""
 

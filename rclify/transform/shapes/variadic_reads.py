@@ -1,5 +1,5 @@
 """`va_start(ap, x); v = va_arg(ap, T); va_end(ap);` inside a region (lifted_reads, asked by
-region_bounds.py when it closes a region): a va_list cannot be read in another function, so the
+region_close.py when it closes a region): a va_list cannot be read in another function, so the
 reads run in the caller before the lock, written just before the call."""
 
 import re
