@@ -291,6 +291,7 @@ class FileRenderer:
             ctx_type=extraction.ctx_type, n=f"{writing.function}_{writing.number}", captures=captures, exits=exits,
             mutex=region.lock.mutex, fn_name=extraction.fn_name, trylock=region.is_trylock,
             local=extraction.local, may_wait=extraction.placement.may_wait, released=released,
+            run_as=lambda locked, unlocked: _run_as(writing, locked, unlocked),
         ).rstrip("\n") + (f" {region.end_result}" if region.end_result else "")
         for shape in SHAPES:
             if shape.applies(region):
@@ -353,6 +354,14 @@ def _indent_of(data: bytes, offset: int) -> str:
     line_start = data.rfind(b"\n", 0, offset) + 1
     line = data[line_start:offset].decode(errors="replace")
     return line[: len(line) - len(line.lstrip())]
+
+
+def _run_as(writing: Writing, locked: str, unlocked: str) -> str:
+    """How the call site runs the section: the runtime's call, as each shape of the region needs it."""
+    for shape in SHAPES:
+        if shape.applies(writing.region):
+            locked = shape.run(writing, locked, unlocked)
+    return locked
 
 
 def _is_labeled(region: Region) -> bool:

@@ -91,3 +91,9 @@ class Shape:
     def call_site(self, writing: Writing, call: str) -> str:
         """The call site as this idiom needs it, around call (the rendered call and dispatch)."""
         return call
+
+    def run(self, writing: Writing, locked: str, unlocked: str) -> str:
+        """The expression that runs the section and gives its flag, as this idiom needs it: locked
+        runs it through the runtime with its lock held, unlocked calls the section's function
+        directly, on this thread, holding nothing."""
+        return locked
