@@ -47,6 +47,7 @@ class Reason(StrEnum):
     ALLOCA = "alloca"
     FRAME_ADDRESS = "frame-address"
     UNLOCK_SIDE_EFFECT = "unlock-side-effect"
+    LOCK_UNDER_CONDITION = "lock-under-condition"
 
 
 WHY = {
@@ -110,6 +111,11 @@ WHY = {
     Reason.UNLOCK_SIDE_EFFECT: "the unlock's argument has a side effect on something other than a local only this "
                                "function can see (`unlock(&locks[next++])` on a global or a local whose address is "
                                "taken): it would run after the lock is released",
+    Reason.LOCK_UNDER_CONDITION: "the lock is taken and released under a condition (`if (c) lock; ... if (c) "
+                                 "unlock;`) that the section may change (c calls a function or writes, the section "
+                                 "writes, declares or takes the address of what c reads, or waits on a condvar), or "
+                                 "around an exit or an unlock of its own: the call site would decide once what the "
+                                 "original decides twice",
 }
 
 REASONS = {reason.value: WHY[reason] for reason in Reason}  # key -> sentence, as the report shows

@@ -14,6 +14,8 @@ section's body and its call site are written.  One module per idiom:
   cleanup_pop      `pthread_cleanup_pop(1)` as the region's unlock
   windows          unlock/relock windows inside a region: one resumable section (with
                    loop_carried, the resumable ones: their B runs in the caller between two runs)
+  flag_conditional `if (c) lock(&m); ... if (c) unlock(&m);`: run locked when c holds, its function
+                   called directly when not (Shape.run)
 
 Where regions start: region_bounds.py's walk asks each statement of each block the shapes of
 STARTS, in order, for the region that starts there (Shape.region_at, given a StatementAt: any
@@ -41,8 +43,9 @@ written in docs/transform.md.  Each shape names its extraction fixture
 fixture has no region of the shape.
 """
 
-from rclify.transform.shapes import (cleanup_pop, conditional_lock, conditional_macro, guard, loop_carried, open_block,
-                                     scoped, statement_macro, trylock, variadic_reads, windows)
+from rclify.transform.shapes import (cleanup_pop, conditional_lock, conditional_macro, flag_conditional, guard,
+                                     loop_carried, open_block, scoped, statement_macro, trylock, variadic_reads,
+                                     windows)
 from rclify.transform.shapes.shape import Shape, StatementAt, Writing
 
 # Where regions start: region_bounds.py's walk asks each statement of each block of a function
@@ -50,14 +53,15 @@ from rclify.transform.shapes.shape import Shape, StatementAt, Writing
 # none of them starts is a plain region, the walk's own); once the walk is done, their regions_in,
 # in this order, for the regions no block's statement starts.  A new idiom that may start at a
 # statement an earlier one also reads goes after it (an `if` is the trylock's first)
-STARTS: list[Shape] = [trylock.SHAPE, scoped.SHAPE, guard.SHAPE, statement_macro.SHAPE, cleanup_pop.SHAPE]
+STARTS: list[Shape] = [trylock.SHAPE, scoped.SHAPE, guard.SHAPE, statement_macro.SHAPE, cleanup_pop.SHAPE,
+                       flag_conditional.SHAPE]
 
 # Each shape that applies wraps the call site, in this order (a statement macro's call is one
 # statement before the variadic reads go before it and an #if around it); trylock, scoped and guard
 # change no call site of their own (the trylock's dispatch is render.py's call site template's)
 SHAPES: list[Shape] = [open_block.SHAPE, statement_macro.SHAPE, loop_carried.SHAPE, variadic_reads.SHAPE,
                        conditional_lock.SHAPE, conditional_macro.SHAPE, cleanup_pop.SHAPE, windows.SHAPE,
-                       trylock.SHAPE, scoped.SHAPE, guard.SHAPE]
+                       trylock.SHAPE, scoped.SHAPE, guard.SHAPE, flag_conditional.SHAPE]
 # the body: the first of these that applies writes it (else the region's own text, with its edits)
 BODY_ORDER: list[Shape] = [statement_macro.SHAPE, loop_carried.SHAPE, open_block.SHAPE]
 
