@@ -40,6 +40,7 @@ FEATURES = {
     "locals": "struct, array, volatile, static and const locals in sections; &local to a helper",
     "error-label": "gotos taken locked to an error label placed after a top-level `unlock; return;` (issue 24)",
     "cleanup-pop": "a section inside pthread_cleanup_push(unlock) ... pthread_cleanup_pop(1), the push before or after the lock (issue 24)",
+    "flag-lock": "a lock taken and released under one flag, `if (c) lock; ... if (c) unlock;` (a member, a global, a parameter), run locked by threads and unlocked alone (issue 23)",
 }
 
 # features whose transform bugs are known and not fixed yet: left out of the fixed campaign
@@ -736,6 +737,87 @@ static long {k}_rec(int d)
     return Scenario("recursion", decls, func, feats)
 
 
+def scen_flag_lock(g: Gen, k: str) -> Scenario:
+    """Pools locked only when a flag says they are shared: `if (c) lock; ... if (c) unlock;` with
+    c a member (a shared pool and each thread's private one), a global set while the threads run,
+    or a parameter; sometimes an exit inside (`if (c) unlock; return;`: hybrid) or a section that
+    writes a sibling of the flag."""
+    r = g.rng
+    feats = {"flag-lock", "threads"}
+    st = g.style()
+    nthreads, iters = r.randint(2, 4), r.randint(50, 300)
+    cond = r.choice(("p->shared", f"{k}_threaded", "locked", f"__builtin_expect(!!(p->shared), 1)"))
+    braced = r.random() < 0.4
+
+    def under(stmt: str) -> str:
+        return f"if ({cond}) {{ {stmt} }}" if braced else f"if ({cond})\n        {stmt}"
+
+    lk = "&p->m"
+    body = [f"p->sum += {g.helper_call('v', 'v % 7', feats)};", "p->x ^= (unsigned long)v * 2654435761u;",
+            "p->cnt++;"]
+    r.shuffle(body)
+    if r.random() < 0.3:
+        body.insert(r.randint(0, len(body)), "p->spare = p->shared + (int)(v & 1);")  # a sibling of the flag
+    exit_inside = g.on("early-exit", 0.3)
+    if exit_inside:
+        feats.add("early-exit")
+        body.insert(r.randint(0, len(body)), f"if (v % {r.randint(3, 9)} == 1) {{ p->cnt2++; "
+                                             f"{under(unlock_stmt(st, lk))} return before; }}")
+    decls = f"""struct {k}_pool {{ int shared; int spare; pthread_mutex_t m; long sum; unsigned long x; long cnt; long cnt2; }};
+static struct {k}_pool {k}_shared_pool = {{ 1, 0, PTHREAD_MUTEX_INITIALIZER, 0, 0, 0, 0 }};
+static int {k}_threaded;
+static long {k}_add(struct {k}_pool *p, long v, int locked)
+{{
+    long before = 0;
+    (void)locked;
+    {under(lock_stmt(st, lk))}
+    before = p->cnt;
+    {chr(10).join("    " + b for b in body).strip()}
+    {under(unlock_stmt(st, lk))}
+    return before;
+}}
+struct {k}_arg {{ int tid; struct {k}_pool mine; }};
+static void *{k}_worker(void *a_)
+{{
+    struct {k}_arg *a = a_;
+    for (long i = 0; i < {iters}; i++) {{
+        long v = (i * {r.randint(3, 97)} + a->tid * {r.randint(3, 97)}) % 1000;
+        {k}_add(&{k}_shared_pool, v, 1);
+        {k}_add(&a->mine, v % 13, 0);
+    }}
+    return NULL;
+}}
+"""
+    func = f"""static unsigned long {k}(void)
+{{
+    pthread_t th[{nthreads}];
+    struct {k}_arg args[{nthreads}];
+    struct {k}_pool alone = {{ 0, 0, PTHREAD_MUTEX_INITIALIZER, 0, 0, 0, 0 }};
+    unsigned long h = 0;
+    int shared_flag = {k}_shared_pool.shared;
+    for (long i = 0; i < {r.randint(5, 40)}; i++)
+        h += (unsigned long){k}_add(&alone, i, 0);
+    {k}_threaded = 1;
+    for (int t = 0; t < {nthreads}; t++) {{
+        args[t].tid = t;
+        memset(&args[t].mine, 0, sizeof args[t].mine);
+        pthread_mutex_init(&args[t].mine.m, NULL);
+        if (pthread_create(&th[t], NULL, {k}_worker, &args[t]) != 0) abort();
+    }}
+    for (int t = 0; t < {nthreads}; t++) {{
+        pthread_join(th[t], NULL);
+        h += (unsigned long)args[t].mine.sum * 3u + args[t].mine.x + (unsigned long)args[t].mine.cnt;
+    }}
+    {k}_threaded = 0;
+    h += (unsigned long){k}_add(&alone, 1, 0);
+    h += (unsigned long)shared_flag;
+    return h + (unsigned long){k}_shared_pool.sum * 7u + {k}_shared_pool.x + (unsigned long){k}_shared_pool.cnt
+        + (unsigned long){k}_shared_pool.cnt2 + (unsigned long)alone.sum + alone.x;
+}}
+"""
+    return Scenario("flag-lock", decls, func, feats)
+
+
 SCENARIOS = {
     "threads": (scen_threads, 4, "threads"),
     "latch": (scen_latch, 2, "condvar"),
@@ -745,6 +827,7 @@ SCENARIOS = {
     "bounded-buffer": (scen_bounded_buffer, 1, "condvar"),
     "locals": (scen_locals, 2, "locals"),
     "recursion": (scen_recursion, 1, "recursion"),
+    "flag-lock": (scen_flag_lock, 1, "flag-lock"),
 }
 
 
