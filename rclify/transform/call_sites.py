@@ -19,6 +19,7 @@ from rclify.ctext.cparse import ParsedFile
 from rclify.ctext.cursors import preorder, top_level
 from rclify.ctext.preprocessor import define_around
 from rclify.transform.discover import Site
+from rclify.transform.region_records import RegionRecord
 from rclify.transform.regions import Region
 from rclify.transform.vocabulary import PTHREAD_OPS, Vocabulary
 
@@ -50,11 +51,11 @@ class CallSite:
     region: int | None = None  # index of its region in Outcome.regions
     left_alone: str = ""  # a LEFT_ALONE key
 
-    def record(self, regions: list[dict]) -> dict:
+    def record(self, regions: list[RegionRecord]) -> dict:
         out = {"file": self.file, "line": self.line, "kind": self.kind, "via": self.via, "function": self.function}
         if self.region is not None:
             r = regions[self.region]
-            return out | {"in_region": f"{r['file']}:{r['line']}", "status": r["status"]}
+            return out | {"in_region": f"{r.file}:{r.line}", "status": r.status}
         return out | {"status": "left-alone", "reason": self.left_alone}
 
 
@@ -136,11 +137,11 @@ def attribute(sites: list[CallSite], regions: dict[str, list[Region]], index: di
             site.left_alone = "not-seen-by-libclang"
 
 
-def summary(sites: list[CallSite], regions: list[dict]) -> dict:
+def summary(sites: list[CallSite], regions: list[RegionRecord]) -> dict:
     """{"found", "in_extracted_regions", "in_hybrid_regions", "left_alone": {reason: n}}: the
     last three add up to found."""
-    extracted = sum(1 for s in sites if s.region is not None and regions[s.region]["status"] == "extracted")
-    hybrid = sum(1 for s in sites if s.region is not None and regions[s.region]["status"] != "extracted")
+    extracted = sum(1 for s in sites if s.region is not None and regions[s.region].extracted)
+    hybrid = sum(1 for s in sites if s.region is not None and not regions[s.region].extracted)
     left: dict[str, int] = {}
     for s in sites:
         if s.region is None:

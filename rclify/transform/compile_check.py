@@ -33,7 +33,7 @@ from rclify.transform.includes import IncludeGraph, left_unchanged_group
 from rclify.transform.kept_posix import KeptPosix
 from rclify.transform.lock_table import LockTable
 from rclify.transform.refusals import Reason
-from rclify.transform.report import Outcome, leave_hybrid
+from rclify.transform.report import Outcome
 from rclify.transform.source_tree import SourceTree
 
 
@@ -208,8 +208,8 @@ class Staging:
                     changed.pop(header, None)
                 _write(staged, text)
                 for region in self.outcome.regions:
-                    if region["file"] == header and region["status"] == "extracted":
-                        leave_hybrid(region, Reason.GENERATED_CODE_DOES_NOT_COMPILE, f"{rel}: {error}")
+                    if region.file == header and region.extracted:
+                        region.leave_hybrid(Reason.GENERATED_CODE_DOES_NOT_COMPILE, f"{rel}: {error}")
                 self.progress(f"warning: {header}: its extracted code does not compile in {rel} ({error}); "
                               "regions left hybrid")
                 break
@@ -276,26 +276,25 @@ class Staging:
         errors = _errors_by_function(self.dir, rel, self._staged_flags(rel))
         if not errors:
             return None
-        extracted = [r for r in self.outcome.regions if r["file"] == rel and r["status"] == "extracted"]
+        extracted = [r for r in self.outcome.regions if r.file == rel and r.extracted]
         failing = {}
         for function, line, message in errors:
-            mine = [r for r in extracted if function in (r["function"], r.get("function_extracted"))
-                    and r["line"] not in refused]
+            mine = [r for r in extracted if function in (r.function, r.function_extracted) and r.line not in refused]
             # a name the message quotes that one region captures tells it from its neighbours
             # (a call site is longer than its region: its lines run into the next region's)
             quoted = set(re.findall(r"[‘'](\w+)[’']", message))
-            mine = [r for r in mine if quoted & set(r.get("context", []))] or mine
-            before = [r for r in mine if r["line"] <= line]
-            for region in [max(before, key=lambda r: r["line"])] if before else mine:
-                failing[region["line"]] = message
+            mine = [r for r in mine if quoted & set(r.section.context)] or mine
+            before = [r for r in mine if r.line <= line]
+            for region in [max(before, key=lambda r: r.line)] if before else mine:
+                failing[region.line] = message
         return failing
 
     def keep_without(self, rel: str, refused: dict[int, str], changed: dict[str, str]) -> None:
         """rel's staged text, which compiles without the regions at refused, is its new text."""
         changed[rel] = _read(self.dir / rel)
         for region in self.outcome.regions:
-            if region["file"] == rel and region["status"] == "extracted" and region["line"] in refused:
-                leave_hybrid(region, Reason.GENERATED_CODE_DOES_NOT_COMPILE, refused[region["line"]])
+            if region.file == rel and region.extracted and region.line in refused:
+                region.leave_hybrid(Reason.GENERATED_CODE_DOES_NOT_COMPILE, refused[region.line])
         self.progress(f"warning: {rel}: the extracted code of {len(refused)} region{'s' if len(refused) != 1 else ''} "
                       f"does not compile ({next(iter(refused.values()))}); left hybrid, the file's other regions "
                       "extracted")
@@ -313,8 +312,8 @@ class Staging:
             _write(self.dir / rel, texts[rel])
             self.outcome.unchanged[rel] = why
             for region in self.outcome.regions:
-                if region["file"] == rel:
-                    leave_hybrid(region, Reason.FILE_LEFT_UNCHANGED, why)
+                if region.file == rel:
+                    region.leave_hybrid(Reason.FILE_LEFT_UNCHANGED, why)
             self.progress(f"warning: {rel}: {why}; file left unchanged")
 
     def api_rewrite_alone(self, rel: str, error: str, changed: dict[str, str]) -> bool:
@@ -330,7 +329,7 @@ class Staging:
             return False
         changed[rel] = text
         for region in self.outcome.regions:
-            if region["file"] == rel and region["status"] == "extracted":
-                leave_hybrid(region, Reason.GENERATED_CODE_DOES_NOT_COMPILE, error)
+            if region.file == rel and region.extracted:
+                region.leave_hybrid(Reason.GENERATED_CODE_DOES_NOT_COMPILE, error)
         self.progress(f"warning: {rel}: extracted code does not compile ({error}); regions left hybrid")
         return True

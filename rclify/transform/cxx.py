@@ -26,7 +26,8 @@ from rclify.errors import ParseError
 from rclify.runtime_build import cflags
 from rclify.transform.lock_statements.calls import classify
 from rclify.transform.lock_statements.expansion import substitute
-from rclify.transform.refusals import REASONS, Reason
+from rclify.transform.refusals import Reason
+from rclify.transform.region_records import RegionRecord, Refusal
 from rclify.transform.vocabulary import Vocabulary
 
 K = ci.CursorKind
@@ -65,7 +66,7 @@ def config_refs_for_cxx(text: str) -> str:
 
 
 def cxx_regions(root: Path, files: list[Path], flags_for: Callable[[Path], list[str]], vocab: Vocabulary, jobs: int,
-                failures: dict[str, str]) -> list[dict]:
+                failures: dict[str, str]) -> list[RegionRecord]:
     """One hybrid region record (reason c++-source) per lock or trylock call in the tree's C++
     sources and C++ headers (through a macro or a lock wrapper too).  A file libclang cannot
     parse is scanned for direct pthread calls instead, and named in failures."""
@@ -76,7 +77,7 @@ def cxx_regions(root: Path, files: list[Path], flags_for: Callable[[Path], list[
     ops = dict(_LOCKS) | {w.name: w.kind for w in vocab.wrappers.values() if w.kind in ("lock", "trylock")}
     ours = {str(f.resolve()): str(f.relative_to(root)) for f in files if is_cxx(f)}
 
-    def one(path: Path) -> list[dict]:
+    def one(path: Path) -> list[tuple[int, RegionRecord]]:
         try:
             parsed = cparse.parse(path, flags_for(path), stub_dir, cxx=True)
         except ParseError as err:
@@ -84,11 +85,11 @@ def cxx_regions(root: Path, files: list[Path], flags_for: Callable[[Path], list[
             return _scanned(path, str(path.relative_to(root)))
         return list(_walk(parsed.tu.cursor, "", ours, ops, vocab))
 
-    records: dict[tuple[str, int, int], dict] = {}
+    records: dict[tuple[str, int, int], RegionRecord] = {}
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
         for found in pool.map(one, sources):
-            for record in found:
-                records.setdefault((record["file"], record["line"], record.pop("column")), record)
+            for column, record in found:
+                records.setdefault((record.file, record.line, column), record)
     return [records[k] for k in sorted(records)]
 
 
@@ -122,7 +123,8 @@ def _source(cursor: ci.Cursor) -> str:
     return "".join(t.spelling for t in cursor.get_tokens())
 
 
-def _record(call: ci.Cursor, function: str, rel: str, kind: str, vocab: Vocabulary) -> dict:
+def _record(call: ci.Cursor, function: str, rel: str, kind: str, vocab: Vocabulary) -> tuple[int, RegionRecord]:
+    """The call's column and its region record."""
     args = [_source(a) for a in call.get_arguments()]
     lock = args[0] if args else ""
     via = ""
@@ -134,19 +136,17 @@ def _record(call: ci.Cursor, function: str, rel: str, kind: str, vocab: Vocabula
         wrapper = vocab.wrappers[call.spelling]
         via, lock = wrapper.name, substitute(wrapper.expr, wrapper.params, args) or lock
     line = call.location.line
-    return {"file": rel, "line": line, "column": call.location.column, "function": function,
-            "lock": lock, "via": via, "kind": kind, "lock_expr": lock, **_hybrid(line)}
+    return call.location.column, _hybrid(rel, line, function, lock, via, kind)
 
 
-def _hybrid(line: int) -> dict:
-    return {"status": "hybrid", "reason": str(Reason.CXX_SOURCE), "reason_line": line,
-            "why": REASONS[Reason.CXX_SOURCE], "other_reasons": []}
+def _hybrid(rel: str, line: int, function: str, lock: str, via: str, kind: str) -> RegionRecord:
+    return RegionRecord(rel, line, function, lock, via, kind, lock, refusal=Refusal.of(Reason.CXX_SOURCE, line))
 
 
 _DIRECT = re.compile(r"\b(pthread_mutex_(?:lock|trylock))\s*\(")
 
 
-def _scanned(path: Path, rel: str) -> list[dict]:
+def _scanned(path: Path, rel: str) -> list[tuple[int, RegionRecord]]:
     """The lock calls of a file libclang could not parse, read from its text (no function name)."""
     code = code_only(path.read_text(encoding="utf-8", errors="surrogateescape"))
     out = []
@@ -154,6 +154,5 @@ def _scanned(path: Path, rel: str) -> list[dict]:
         found = call_arguments(code, m.end() - 1)
         lock = found[0][0] if found and found[0] else ""
         line = code.count("\n", 0, m.start()) + 1
-        out.append({"file": rel, "line": line, "column": m.start(), "function": "", "lock": lock, "via": "",
-                    "kind": _LOCKS[m.group(1)], "lock_expr": lock, **_hybrid(line)})
+        out.append((m.start(), _hybrid(rel, line, "", lock, "", _LOCKS[m.group(1)])))
     return out

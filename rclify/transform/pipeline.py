@@ -46,7 +46,8 @@ from rclify.transform.lock_table import LockTable, build_lock_table
 from rclify.transform.refusals import Reason
 from rclify.transform.regions import Region
 from rclify.transform.render import FileRenderer
-from rclify.transform.report import Outcome, region_record, report_json
+from rclify.transform.region_records import RegionRecord
+from rclify.transform.report import Outcome, report_json
 from rclify.transform.source_tree import SourceTree
 from rclify.transform.thread_state import ThreadState
 from rclify.transform.compile_check import Staging
@@ -123,7 +124,7 @@ def analyse_tree(root: Path, files: list[Path], config_path: Path, options: Opti
             _call_sites(root, sources, analysis, regions, index, discovery, outcome)
             outcome.regions += cxx_regions(root, files, flags.for_file, analysis.vocab, options.jobs,
                                            outcome.failures)  # listed, hybrid: c++-source
-        progress(f"extracted {sum(r['status'] == 'extracted' for r in outcome.regions)} of "
+        progress(f"extracted {sum(r.extracted for r in outcome.regions)} of "
                  f"{len(outcome.regions)} regions ({outcome.timings['extract_s'] + outcome.timings['render_s']:.1f}s)")
 
         kept_ids = set(kept.lock_ids)
@@ -340,8 +341,8 @@ def _extract(root: Path, sources: dict[Path, ParsedFile], analysis: Analysis, re
         if text is not None:
             rendered[path] = text
         index.update({id(r): len(outcome.regions) + i for i, r in enumerate(renderer.regions)})
-        outcome.regions.extend(region_record(rel, r, renderer) for r in renderer.regions)
-    overridden = {r["placement_override"]["section"] for r in outcome.regions if "placement_override" in r}
+        outcome.regions.extend(RegionRecord.of(rel, r, renderer) for r in renderer.regions)
+    overridden = {r.overridden_section for r in outcome.regions} - {None}
     outcome.unused_overrides = sorted(set(overrides) - overridden)
 
     def rerender(rel: str, refused_lines: set[int]) -> str | None:
@@ -356,7 +357,7 @@ def _extract(root: Path, sources: dict[Path, ParsedFile], analysis: Analysis, re
         renderer.plan()
         text = render(path, renderer)
         for extraction in renderer.extractions:  # a function's sections are numbered anew
-            outcome.regions[index[id(extraction.region)]]["function_extracted"] = extraction.fn_name
+            outcome.regions[index[id(extraction.region)]].renumbered(extraction.fn_name)
         return text
 
     return rendered, index, rerender
@@ -387,10 +388,10 @@ def _count_regions(entries: list[lock_config.LockEntry], table: LockTable, outco
     region record gets its lock's id."""
     counts: dict[str, Counter] = {}
     for region in outcome.regions:
-        lock_id = table.match_lock(region["lock_expr"], region["file"], region["function"])
+        lock_id = table.match_lock(region.lock_expr, region.file, region.function)
         if lock_id is not None:
-            counts.setdefault(lock_id, Counter())[region["status"]] += 1
-            region["lock_id"] = lock_id
+            counts.setdefault(lock_id, Counter())[region.status] += 1
+            region.lock_id = lock_id
     for entry in entries:
         c = counts.get(entry.lock_id, Counter())
         total = c["extracted"] + c["hybrid"]

@@ -12,17 +12,14 @@ from rclify import __version__, lock_config
 from rclify.transform.discover import NOT_HANDLED
 from rclify.transform import call_sites
 from rclify.transform.call_sites import CallSite
-from rclify.transform.refusals import REASONS, Reason
-from rclify.transform.regions import Region
-from rclify.transform.render import FileRenderer
-from rclify.transform.shapes import SHAPES
+from rclify.transform.region_records import RegionRecord
 
 
 @dataclass
 class Outcome:
     root: Path
     changed: dict[str, str] = field(default_factory=dict)  # relative path -> new text
-    regions: list[dict] = field(default_factory=list)
+    regions: list[RegionRecord] = field(default_factory=list)  # region_records.py
     locks: list[lock_config.LockEntry] = field(default_factory=list)
     wrappers: list[dict] = field(default_factory=list)
     failures: dict[str, str] = field(default_factory=dict)  # parse errors (file: first error)
@@ -46,14 +43,14 @@ class Outcome:
     rerun: dict | None = None  # on a transformed tree: files updated now, files whose edits were carried
 
     def summary(self) -> dict:
-        extracted = [r for r in self.regions if r["status"] == "extracted"]
-        hybrid = Counter(r["reason"] for r in self.regions if r["status"] == "hybrid")
+        extracted = [r for r in self.regions if r.extracted]
+        hybrid = Counter(r.refusal.reason for r in self.regions if not r.extracted)
         return {
             "files": self.files_scanned,
             "files_changed": len(self.changed),
             "regions": len(self.regions),
             "extracted": len(extracted),
-            "extracted_thread_bound": sum(bool(r.get("runs_on_caller_thread")) for r in extracted),
+            "extracted_thread_bound": sum(bool(r.section.runs_on_caller_thread) for r in extracted),
             "hybrid": dict(sorted(hybrid.items())),
             "call_sites": call_sites.summary(self.call_sites, self.regions),
             "locks": len(self.locks),
@@ -71,7 +68,7 @@ def report_json(outcome: Outcome) -> dict:
         "root": str(outcome.root),
         "build_flags": outcome.build_flags,
         "summary": outcome.summary(),
-        "regions": outcome.regions,
+        "regions": [r.to_json() for r in outcome.regions],
         "call_sites": [s.record(outcome.regions) for s in outcome.call_sites],
         "left_alone_reasons": call_sites.LEFT_ALONE,
         "locks": [vars(e) | {"macro": e.macro} for e in outcome.locks],
@@ -88,51 +85,6 @@ def report_json(outcome: Outcome) -> dict:
         "section_overrides_unused": outcome.unused_overrides,
         "timings": outcome.timings,
     } | ({"rerun": outcome.rerun} if outcome.rerun is not None else {})
-
-
-def region_record(rel: str, region: Region, renderer: FileRenderer) -> dict:
-    record = {
-        "file": rel, "line": region.line, "end_line": region.parsed.data.count(b"\n", 0, region.end) + 1,
-        "function": region.function.spelling, "lock": region.lock.mutex, "via": region.lock.via, "kind": region.lock.kind,
-        "lock_expr": region.lock.wrapper_expr or region.lock.mutex,
-    }
-    if region.extractable:
-        extraction = next(e for e in renderer.extractions if e.region is region)
-        placement = extraction.placement
-        record |= {"status": "extracted", "function_extracted": extraction.fn_name,
-                   "runs_on_caller_thread": placement.local,
-                   # what the analysis found (also when lock_config.h overrules it)
-                   "thread_bound_because": placement.because,
-                   # called with rcl_execute_may_wait: never run on a combiner
-                   "waits_on_condvar": placement.may_wait,
-                   "exits": len(region.exits), "context": [c.name for c in extraction.captures],
-                   "hoisted": extraction.hoisted,
-                   # unlock/relock pairs inside (resumable section), a loop-carried section, the
-                   # section read from a statement macro's expansion, va_arg reads run before it
-                   "windows": len(region.windows), "loop_carried": region.loop is not None,
-                   "from_macro_expansion": region.expansion is not None,
-                   "variadic_reads_before": region.lifted is not None,
-                   "shapes": [shape.name for shape in SHAPES if shape.applies(region)]}  # shapes/
-        if placement.override is not None:
-            record["placement_override"] = {
-                "runs": "on-server" if placement.override.on_server else "on-caller",
-                "reason": placement.override.reason, "section": placement.override.section}
-    else:
-        reason, line = region.problems[0]
-        record |= {"status": "hybrid", "reason": str(reason), "reason_line": line, "why": REASONS[reason],
-                   "other_reasons": sorted({str(r) for r, _ in region.problems[1:]} - {reason})}
-        if reason == Reason.UNRECOGNIZED_LOCK_SHAPE and region.unrecognized:
-            record["unrecognized"] = region.unrecognized  # what it was: the summary line says it too
-    return record
-
-
-def leave_hybrid(record: dict, reason: str, why: str) -> None:
-    """A region whose file failed a later step: it keeps its lock calls (a hybrid region's
-    earlier reasons move to other_reasons)."""
-    earlier = [record["reason"], *record["other_reasons"]] if record.get("status") == "hybrid" else []
-    record.update(status="hybrid", reason=reason, reason_line=record["line"], why=why,
-                  other_reasons=sorted(set(earlier) - {reason}))
-    record.pop("function_extracted", None)  # no such function was written
 
 
 def print_diff(root: Path, texts: dict[str, str], locks: list[lock_config.LockEntry], config_path: Path) -> None:
