@@ -112,7 +112,7 @@ def test_left_unchanged_group_follows_includes_and_names(tmp_path):
     }
     for name, text in files.items():
         (tmp_path / name).write_text(text)
-    graph = IncludeGraph(tmp_path, [tmp_path / n for n in files], [])
+    graph = IncludeGraph.by_path(tmp_path, [tmp_path / n for n in files], [])
     assert graph.closure("app.cpp") == {"a.h", "b.h"}
     assert graph.includers("b.h") == {"a.h", "app.cpp", "core.c"}
     changed = set(files) - {"c.h"}

@@ -24,10 +24,10 @@ from rclify import pthread_api
 from rclify.ctext import cparse
 from rclify.ctext.cparse import ParsedFile
 from rclify.ctext.cursors import top_level
-from rclify.ctext.preprocessor import quoted_includes
 from rclify.ctext.tokens import code_only
 from rclify.errors import ParseError
 from rclify.transform.header_sections import header_views, includes_locking_header
+from rclify.transform.includes import IncludeGraph
 from rclify.transform.region_bounds import find_regions
 from rclify.transform.regions import Region
 from rclify.transform.source_tree import SourceTree
@@ -94,7 +94,7 @@ def analyse(root: Path, files: list[Path], flags_for: Callable[[Path], list[str]
     candidates = [f for f in files if f.suffix == ".c"]
     lock_names = {name for name, kind in pthread_api.LOCK_OPERATIONS.items() if kind in ("lock", "unlock", "trylock")}
     with_header = includes_locking_header(files, lock_names, source.text)  # functions of headers lock too
-    tree = _TreeText(files, source)
+    tree = _TreeText(files, source, IncludeGraph.by_base_name(source, files))
     seeds = tree.naming(_MUTEX_FUNCTION.search)  # lock macros of headers
     todo = [f for f in candidates if f in seeds or with_header(f)]
     while todo:
@@ -169,13 +169,13 @@ def regions_of(parsed: ParsedFile, vocab: Vocabulary) -> list[FunctionRegions]:
 
 
 class _TreeText:
-    """The tree's files as bytes, and which of the tree's headers each includes (by base name)."""
+    """The tree's files as bytes, and the tree's headers each includes (graph: by base name)."""
 
-    def __init__(self, files: list[Path], source: SourceTree):
+    def __init__(self, files: list[Path], source: SourceTree, graph: IncludeGraph):
         self.files = files
         self.texts = {f: source.data(f) for f in files}
-        self.includes = {f: {Path(name).name for name in quoted_includes(self.texts[f].decode(errors="replace"))}
-                         for f in files}
+        self.rel = {f: source.rel(f) for f in files}
+        self.graph = graph
 
     def naming(self, names: Callable[[bytes], object], in_header: Callable[[bytes], object] | None = None
                ) -> set[Path]:
@@ -187,15 +187,9 @@ class _TreeText:
         minute of parsing).  Then the tree's lock macros and wrappers: libuv's win/fs.c locks
         through fs-fd-hash-inl.h's functions only."""
         in_header = in_header or names
-        found = {f.name for f in self.files if f.suffix != ".c" and in_header(self.texts[f])}
-        changed = True
-        while changed:  # a header including a header that names them is one too
-            changed = False
-            for f in self.files:
-                if f.suffix != ".c" and f.name not in found and self.includes[f] & found:
-                    found.add(f.name)
-                    changed = True
-        return {f for f in self.files if f.suffix == ".c" and (names(self.texts[f]) or self.includes[f] & found)}
+        found = {self.rel[f] for f in self.files if f.suffix != ".c" and in_header(self.texts[f])}
+        return {f for f in self.files if f.suffix == ".c"
+                and (names(self.texts[f]) or self.graph.closure(self.rel[f]) & found)}
 
 
 def _naming(names: set[str]) -> Callable[[bytes], bool]:

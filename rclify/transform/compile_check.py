@@ -217,7 +217,7 @@ class Staging:
     def check(self, changed: dict[str, str]) -> dict[str, Verdict]:
         """Compiles every file whose text or headers changed; {relative path: Verdict} of those
         that no longer compile."""
-        self.graph = graph = IncludeGraph(self.root, self.files, self.flags_for(self.root), self.tree.text)  # tree-wide flags
+        self.graph = graph = IncludeGraph.by_path(self.root, self.files, self.flags_for(self.root), self.tree.text)  # tree-wide flags
         headers = {rel for rel in changed if is_header(rel)}
         # every C file whose preprocessed text may change: its own text, or a header it includes
         # (a header's `#define my_mutex_init pthread_mutex_init` beside its rewritten types breaks

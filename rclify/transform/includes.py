@@ -13,11 +13,12 @@ Files that did not change are never in a group: there is nothing to put back.
 """
 
 import re
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import Callable
 
 from rclify.ctext.preprocessor import includes
 from rclify.ctext.tokens import code_only, iter_tokens
+from rclify.transform.source_tree import SourceTree
 
 _DIRECTIVE = re.compile(r"^[ \t]*#(?:[^\n]*\\\n)*[^\n]*", re.M)
 _NOT_NAMES = {
@@ -42,24 +43,53 @@ def include_dirs(root: Path, flags: list[str]) -> list[Path]:
 
 
 class IncludeGraph:
-    """#include "x" and <x> directives that name files of the tree, read from their text (every
-    branch of an #if counts: a superset of what any configuration includes)."""
+    """Which files of the tree each file includes (`direct`, by relative path), read from the
+    #include directives of their text (every branch of an #if counts: a superset of what any
+    configuration includes), and what each includes through other files (`closure`).  Two ways to
+    tell the file a directive names, one closure over either:
 
-    def __init__(self, root: Path, files: list[Path], flags: list[str], text: Callable[[Path], str] | None = None):
-        """text: a file's text (SourceTree.text), else read here."""
-        self.root = root.resolve()
-        dirs = include_dirs(self.root, flags)
-        known = {p.resolve(): str(p.resolve().relative_to(self.root)) for p in files}
-        self.direct: dict[str, set[str]] = {}
-        for path, rel in known.items():
-            found = set()
-            for delimiter, name in includes(text(path) if text else path.read_text(encoding="utf-8", errors="surrogateescape")):
-                where = ([path.parent] if delimiter == '"' else []) + dirs
-                hit = next((known[c] for d in where if (c := (d / name).resolve()) in known), None)
-                if hit is not None and hit != rel:
-                    found.add(hit)
-            self.direct[rel] = found
+      by_path       as the compiler looks for it: `"x"` beside the includer, then `"x"` and `<x>`
+                    in the root and the -I directories of flags (the compile check's: what
+                    must stay unchanged together);
+      by_base_name  `"…/x"`: every header of the tree named x, wherever it is (the analysis's:
+                    which C files reach a header that locks).  Without any flags, so a header
+                    found through an -I directory (libuv's `"uv-common.h"` in src/, included
+                    from src/unix/) or through a path from another directory (`"sys/lock.h"`
+                    for compat/sys/lock.h) is reached; two headers of one name are both reached.
+    """
+
+    def __init__(self, direct: dict[str, set[str]]):
+        self.direct = direct  # relative path -> the tree files it includes (never itself)
         self._closure: dict[str, set[str]] = {}
+
+    @classmethod
+    def by_path(cls, root: Path, files: list[Path], flags: list[str],
+                text: Callable[[Path], str] | None = None) -> "IncludeGraph":
+        """text: a file's text (SourceTree.text), else read here."""
+        root = root.resolve()
+        dirs = include_dirs(root, flags)
+        known = {p.resolve(): str(p.resolve().relative_to(root)) for p in files}
+
+        def named(path: Path, delimiter: str, name: str) -> set[str]:
+            where = ([path.parent] if delimiter == '"' else []) + dirs
+            return {next((known[c] for d in where if (c := (d / name).resolve()) in known), None)} - {None}
+
+        read = text or (lambda path: path.read_text(encoding="utf-8", errors="surrogateescape"))
+        return cls({rel: _included(path, rel, read(path), named) for path, rel in known.items()})
+
+    @classmethod
+    def by_base_name(cls, tree: SourceTree, files: list[Path] | None = None) -> "IncludeGraph":
+        """Over files (default: the tree's); a header is any file but a C source (.c)."""
+        files = tree.files if files is None else files
+        headers: dict[str, set[str]] = {}
+        for path in files:
+            if path.suffix != ".c":
+                headers.setdefault(path.name, set()).add(tree.rel(path))
+
+        def named(path: Path, delimiter: str, name: str) -> set[str]:
+            return headers.get(PurePath(name).name, set()) if delimiter == '"' else set()
+
+        return cls({tree.rel(path): _included(path, tree.rel(path), tree.text(path), named) for path in files})
 
     def closure(self, rel: str) -> set[str]:
         """Every tree file rel includes, directly or through other files."""
@@ -75,6 +105,11 @@ class IncludeGraph:
 
     def includers(self, rel: str) -> set[str]:
         return {f for f in self.direct if rel in self.closure(f)}
+
+
+def _included(path: Path, rel: str, text: str, named: Callable[[Path, str, str], set[str]]) -> set[str]:
+    """The tree files path's directives name (named: a directive's files), itself aside."""
+    return {hit for delimiter, name in includes(text) for hit in named(path, delimiter, name)} - {rel}
 
 
 def shared_lock_names(text: str) -> set[str]:
