@@ -2,7 +2,7 @@
 and its JSON keeps the report's keys, in the report's order, whatever happened to it."""
 
 from rclify.transform.refusals import REASONS, Reason
-from rclify.transform.region_records import Refusal, RegionRecord, Section
+from rclify.transform.region_records import WhyHybrid, RegionRecord, Section
 
 WHERE = ["file", "line", "end_line", "function", "lock", "via", "kind", "lock_expr", "status"]
 SECTION = ["runs_on_caller_thread", "thread_bound_because", "waits_on_condvar", "exits", "context", "hoisted",
@@ -18,8 +18,8 @@ def extracted() -> RegionRecord:
 
 def hybrid() -> RegionRecord:
     record = RegionRecord("a.c", 20, "g", "m", "LOCK", "lock", "m", end_line=22)
-    record.refusal = Refusal.of(Reason.UNRECOGNIZED_LOCK_SHAPE, 21, [str(Reason.HAND_OVER_HAND)])
-    record.refusal.unrecognized = "a lock through an opaque call"
+    record.why_hybrid = WhyHybrid.of(Reason.UNRECOGNIZED_LOCK_SHAPE, 21, [str(Reason.HAND_OVER_HAND)])
+    record.why_hybrid.unrecognized = "a lock through an opaque call"
     return record
 
 
@@ -68,6 +68,6 @@ def test_renumbered_its_function_has_the_new_name():
 
 
 def test_its_lock_id_comes_last_and_a_cxx_call_has_no_end_line():
-    record = RegionRecord("a.cpp", 3, "C::f", "m", "", "lock", "m", refusal=Refusal.of(Reason.CXX_SOURCE, 3))
+    record = RegionRecord("a.cpp", 3, "C::f", "m", "", "lock", "m", why_hybrid=WhyHybrid.of(Reason.CXX_SOURCE, 3))
     record.lock_id = "a_cpp_m"
     assert list(record.to_json()) == [*[k for k in WHERE if k != "end_line"], *REFUSAL, "lock_id"]

@@ -93,10 +93,10 @@ def run(args) -> int:
     for error in outcome.api_errors:
         print(f"  not rewritten (no runtime equivalent): {error}")
     for record in outcome.regions:
-        if record.refusal is not None:
-            what = record.refusal.unrecognized  # an unrecognised shape says what it was
+        if record.why_hybrid is not None:
+            what = record.why_hybrid.unrecognized  # an unrecognised shape says what it was
             print(f"  hybrid: {record.file}:{record.line} in {record.function}(): "
-                  f"{record.refusal.reason} (line {record.refusal.reason_line}{': ' + what if what else ''})")
+                  f"{record.why_hybrid.reason} (line {record.why_hybrid.reason_line}{': ' + what if what else ''})")
     if args.check:  # 1: the transform would change the tree
         return int(bool(outcome.rerun["updated"] if outcome.rerun is not None else s["files_changed"]))
     return 0

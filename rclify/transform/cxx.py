@@ -27,7 +27,7 @@ from rclify.runtime_build import cflags
 from rclify.transform.lock_statements.calls import classify
 from rclify.transform.lock_statements.expansion import substitute
 from rclify.transform.refusals import Reason
-from rclify.transform.region_records import RegionRecord, Refusal
+from rclify.transform.region_records import RegionRecord, WhyHybrid
 from rclify.transform.vocabulary import Vocabulary
 
 K = ci.CursorKind
@@ -140,7 +140,7 @@ def _record(call: ci.Cursor, function: str, rel: str, kind: str, vocab: Vocabula
 
 
 def _hybrid(rel: str, line: int, function: str, lock: str, via: str, kind: str) -> RegionRecord:
-    return RegionRecord(rel, line, function, lock, via, kind, lock, refusal=Refusal.of(Reason.CXX_SOURCE, line))
+    return RegionRecord(rel, line, function, lock, via, kind, lock, why_hybrid=WhyHybrid.of(Reason.CXX_SOURCE, line))
 
 
 _DIRECT = re.compile(r"\b(pthread_mutex_(?:lock|trylock))\s*\(")

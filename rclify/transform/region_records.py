@@ -47,7 +47,7 @@ class Section:
 
 
 @dataclass
-class Refusal:
+class WhyHybrid:
     """Why a region stays hybrid (refusals.py): its first reason, where, and the others."""
 
     reason: str
@@ -57,7 +57,7 @@ class Refusal:
     unrecognized: str | None = None  # an unrecognised lock shape: what it was
 
     @classmethod
-    def of(cls, reason: Reason, line: int, others: list[str] | None = None) -> "Refusal":
+    def of(cls, reason: Reason, line: int, others: list[str] | None = None) -> "WhyHybrid":
         return cls(str(reason), line, REASONS[reason], others or [])
 
     def to_json(self) -> dict:
@@ -78,7 +78,7 @@ class RegionRecord:
     end_line: int | None = None  # a C region's last line (a C++ lock call's record, cxx.py, has none)
     function_extracted: str | None = None  # the section's function, while it is extracted
     section: Section | None = None  # set when it was extracted, even if left hybrid after
-    refusal: Refusal | None = None  # None: extracted
+    why_hybrid: WhyHybrid | None = None  # None: extracted
     lock_id: str | None = None  # its lock's lock_config.h entry, once the lock table is matched
 
     @classmethod
@@ -89,9 +89,9 @@ class RegionRecord:
                      end_line=region.parsed.data.count(b"\n", 0, region.end) + 1)
         if not region.extractable:
             reason, line = region.problems[0]
-            record.refusal = Refusal.of(reason, line, sorted({str(r) for r, _ in region.problems[1:]} - {reason}))
+            record.why_hybrid = WhyHybrid.of(reason, line, sorted({str(r) for r, _ in region.problems[1:]} - {reason}))
             if reason == Reason.UNRECOGNIZED_LOCK_SHAPE and region.unrecognized:
-                record.refusal.unrecognized = region.unrecognized  # what it was: the summary line says it too
+                record.why_hybrid.unrecognized = region.unrecognized  # what it was: the summary line says it too
             return record
         extraction = next(e for e in renderer.extractions if e.region is region)
         placement = extraction.placement
@@ -109,11 +109,11 @@ class RegionRecord:
 
     @property
     def status(self) -> str:
-        return "extracted" if self.refusal is None else "hybrid"
+        return "extracted" if self.why_hybrid is None else "hybrid"
 
     @property
     def extracted(self) -> bool:
-        return self.refusal is None
+        return self.why_hybrid is None
 
     @property
     def overridden_section(self) -> str | None:
@@ -128,9 +128,9 @@ class RegionRecord:
     def leave_hybrid(self, reason: Reason, why: str) -> None:
         """Its file failed a later step: it keeps its lock calls (a hybrid region's earlier
         reasons move to other_reasons; what an extraction found stays reported)."""
-        earlier = [self.refusal.reason, *self.refusal.other_reasons] if self.refusal is not None else []
-        unrecognized = self.refusal.unrecognized if self.refusal is not None else None
-        self.refusal = Refusal(str(reason), self.line, why, sorted(set(earlier) - {reason}), unrecognized)
+        earlier = [self.why_hybrid.reason, *self.why_hybrid.other_reasons] if self.why_hybrid is not None else []
+        unrecognized = self.why_hybrid.unrecognized if self.why_hybrid is not None else None
+        self.why_hybrid = WhyHybrid(str(reason), self.line, why, sorted(set(earlier) - {reason}), unrecognized)
         self.function_extracted = None  # no such function was written
 
     def to_json(self) -> dict:
@@ -143,6 +143,6 @@ class RegionRecord:
             out["function_extracted"] = self.function_extracted
         if self.section is not None:
             out |= self.section.to_json()
-        if self.refusal is not None:
-            out |= self.refusal.to_json()
+        if self.why_hybrid is not None:
+            out |= self.why_hybrid.to_json()
         return out | ({"lock_id": self.lock_id} if self.lock_id is not None else {})

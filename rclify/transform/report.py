@@ -44,7 +44,7 @@ class Outcome:
 
     def summary(self) -> dict:
         extracted = [r for r in self.regions if r.extracted]
-        hybrid = Counter(r.refusal.reason for r in self.regions if not r.extracted)
+        hybrid = Counter(r.why_hybrid.reason for r in self.regions if not r.extracted)
         return {
             "files": self.files_scanned,
             "files_changed": len(self.changed),
