@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from rclify.transform.shapes import BODY_ORDER, SHAPES, STARTS
+from rclify.transform.shapes.registry import BODY_ORDER, SHAPES, STARTS
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "tests" / "fixtures" / "extract"
@@ -40,12 +40,13 @@ def test_the_shape_has_a_fixture_with_a_region_of_it(shape, tmp_path):
         f"{shape.fixture}: no extracted region written as {shape.name}: {[r.get('shapes') for r in regions]}"
 
 
-@pytest.mark.parametrize("module", ["rclify.transform.shapes", "rclify.transform.shapes.trylock",
+@pytest.mark.parametrize("module", ["rclify.transform.shapes", "rclify.transform.shapes.registry", "rclify.transform.shapes.trylock",
                                     "rclify.transform.region_close", "rclify.transform.region_checks",
                                     "rclify.transform.region_bounds"])
 def test_the_walk_and_the_shapes_import_whichever_comes_first(module):
-    """region_close and region_checks ask some shapes' steps, and the shapes' bounds use them back
-    (imported as modules, see the package): each must import first, in a fresh interpreter."""
+    """region_close and region_checks ask some shapes' steps, and the shapes' bounds use them back:
+    each must import first, in a fresh interpreter (tests/test_import_cycles.py checks that no
+    module-level import cycle is left)."""
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])))
     proc = subprocess.run([sys.executable, "-c", f"import {module}"], env=env, capture_output=True, text=True,
                           timeout=60)

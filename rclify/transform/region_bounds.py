@@ -28,7 +28,9 @@ from rclify.transform.refusals import Reason
 from rclify.transform.region_checks import check_labels, check_nested_exits, check_preprocessor, finish_region
 from rclify.transform.region_close import close
 from rclify.transform.regions import Region, may_be_lock, unlabeled
-from rclify.transform.shapes import STARTS, StatementAt, loop_carried
+from rclify.transform.shapes import loop_carried
+from rclify.transform.shapes.registry import STARTS
+from rclify.transform.shapes.shape import StatementAt
 from rclify.transform.timed_locks import timed_lock_regions
 from rclify.transform.vocabulary import Vocabulary
 

@@ -8,10 +8,9 @@ by an #if block.  Once every region of a function is known: exits inside nested 
 targeted from outside, #if blocks split (unless every lock and unlock sits alone in an #if block
 testing the same thing: the region is widened to take them in).
 
-The shapes whose bounds finish their regions import this module as a module (`from
-rclify.transform import region_checks`), as region_close.py does: it asks two shapes' steps
-(conditional_lock, variadic_reads.VA), and importing either runs the shapes package's registry,
-which imports those shapes back.
+The shapes whose bounds finish their regions call finish_region; this module asks two shapes'
+steps (conditional_lock, variadic_reads.VA).  No import cycle: importing a shape imports no
+other (the registry is shapes/registry.py).
 """
 
 import clang.cindex as ci

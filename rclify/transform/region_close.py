@@ -2,10 +2,9 @@
 that releases the lock on every path (close), shared by a lock statement's own region
 (region_bounds.py) and a trylock's then-block (shapes/trylock.py).
 
-Imported as a module (`from rclify.transform import region_close`): it asks two shapes' steps
-(shapes/open_block.py, shapes/variadic_reads.py), and the shapes package's registry imports the
-trylock shape, which asks close; a module-level name import would fail on whichever of the two is
-imported first.
+It asks two shapes' steps (shapes/open_block.py, shapes/variadic_reads.py); the trylock shape asks
+close.  No import cycle: the shapes' registry is shapes/registry.py, not the package (which
+imports no shape).
 """
 
 import clang.cindex as ci
@@ -13,7 +12,7 @@ import clang.cindex as ci
 from rclify.ctext.cparse import ParsedFile, statement_range as stmt_range
 from rclify.ctext.cursors import child_nodes
 from rclify.ctext.tokens import identifiers_used
-from rclify.transform import region_checks
+from rclify.transform.region_checks import finish_region
 from rclify.transform.refusals import Reason
 from rclify.transform.region_walk import HELD, RELEASED, RegionAnalysis
 from rclify.transform.regions import Region, tail_extent, unlabeled
@@ -87,7 +86,7 @@ def close(parsed: ParsedFile, vocab: Vocabulary, region: Region, following: list
     if ended and not region.is_trylock \
             and identifiers_used(parsed.text(region.lock_end, region.body_end)) & variadic_reads.VA:
         region.lifted = variadic_reads.lifted_reads(parsed, region, analysis, following)
-    region_checks.finish_region(region, analysis)
+    finish_region(region, analysis)
 
 
 def _held_label_after_exit(analysis: RegionAnalysis, following: list[ci.Cursor], i: int) -> int | None:

@@ -17,7 +17,7 @@ from dataclasses import dataclass, fields
 from rclify.transform.refusals import REASONS, Reason
 from rclify.transform.regions import Region
 from rclify.transform.render import FileRenderer
-from rclify.transform.shapes import SHAPES
+from rclify.transform.shapes.registry import SHAPES
 
 
 @dataclass

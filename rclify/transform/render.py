@@ -27,7 +27,9 @@ from rclify.transform.placement import Placement
 from rclify.transform.plan import Capture
 from rclify.transform.refusals import Refusal
 from rclify.transform.regions import Exit, Region
-from rclify.transform.shapes import BODY_ORDER, SHAPES, Writing, loop_carried, windows
+from rclify.transform.shapes import loop_carried, windows
+from rclify.transform.shapes.registry import BODY_ORDER, SHAPES
+from rclify.transform.shapes.shape import Writing
 from rclify.transform.thread_state import ThreadState
 from rclify.transform.vocabulary import Wrapper
 

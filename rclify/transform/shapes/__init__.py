@@ -33,36 +33,13 @@ region ends inside a bare block (open_block.unlock_in_bare_block, region_close.p
 reads run before the lock (variadic_reads.lifted_reads, region_close.py), the #if blocks a
 region takes in (conditional_lock.widen_to_conditional_locks, region_checks.py), the worker loop
 a refused plain region may be (loop_carried.loop_region, region_bounds.py); windows are found
-by the walk itself (region_walk.py).  region_close and region_checks ask those steps and the
-shapes here import them back: the shapes import them as modules (`from rclify.transform import
-region_close`), which works whichever is imported first.
+by the walk itself (region_walk.py).  region_close and region_checks ask those steps and some
+shapes use them back; the lists the walk and render.py ask (STARTS, SHAPES, BODY_ORDER) are
+registry.py's, not this package's, so that importing one shape imports no other: the imports
+have no cycle (tests/test_shapes.py checks it).
 
-Render.py asks SHAPES' applies, body (BODY_ORDER) and call_site.  Why moving each is sound is
+render.py asks SHAPES' applies, body (BODY_ORDER) and call_site.  Why moving each is sound is
 written in docs/transform.md.  Each shape names its extraction fixture
 (tests/fixtures/extract/<fixture>/): tests/test_shapes.py fails for a shape without one, or whose
 fixture has no region of the shape.
 """
-
-from rclify.transform.shapes import (cleanup_pop, conditional_lock, conditional_macro, flag_conditional, guard,
-                                     loop_carried, open_block, scoped, statement_macro, trylock, variadic_reads,
-                                     windows)
-from rclify.transform.shapes.shape import Shape, StatementAt, Writing
-
-# Where regions start: region_bounds.py's walk asks each statement of each block of a function
-# these shapes' region_at in this order and takes the first region one returns (a lock statement
-# none of them starts is a plain region, the walk's own); once the walk is done, their regions_in,
-# in this order, for the regions no block's statement starts.  A new idiom that may start at a
-# statement an earlier one also reads goes after it (an `if` is the trylock's first)
-STARTS: list[Shape] = [trylock.SHAPE, scoped.SHAPE, guard.SHAPE, statement_macro.SHAPE, cleanup_pop.SHAPE,
-                       flag_conditional.SHAPE]
-
-# Each shape that applies wraps the call site, in this order (a statement macro's call is one
-# statement before the variadic reads go before it and an #if around it); trylock, scoped and guard
-# change no call site of their own (the trylock's dispatch is render.py's call site template's)
-SHAPES: list[Shape] = [open_block.SHAPE, statement_macro.SHAPE, loop_carried.SHAPE, variadic_reads.SHAPE,
-                       conditional_lock.SHAPE, conditional_macro.SHAPE, cleanup_pop.SHAPE, windows.SHAPE,
-                       trylock.SHAPE, scoped.SHAPE, guard.SHAPE, flag_conditional.SHAPE]
-# the body: the first of these that applies writes it (else the region's own text, with its edits)
-BODY_ORDER: list[Shape] = [statement_macro.SHAPE, loop_carried.SHAPE, open_block.SHAPE]
-
-__all__ = ["BODY_ORDER", "SHAPES", "STARTS", "Shape", "StatementAt", "Writing"]

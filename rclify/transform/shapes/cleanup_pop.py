@@ -23,7 +23,7 @@ import clang.cindex as ci
 from rclify.ctext.cparse import ParsedFile, statement_range as stmt_range
 from rclify.ctext.cursors import child_nodes, preorder
 from rclify.ctext.tokens import call_arguments, code_only
-from rclify.transform import region_checks
+from rclify.transform.region_checks import finish_region
 from rclify.transform.cancellation_cleanups import asynchronous, cancellation_point_reached, handler_call
 from rclify.transform.lock_statements.calls import classify
 from rclify.transform.refusals import Reason
@@ -51,7 +51,7 @@ class CleanupPop(Shape):
         popped = _pop_released_region(at.parsed, at.vocab, at.function, at.compound, at.children, at.i, at.op)
         if popped is None:
             return None
-        region_checks.finish_region(*popped)
+        finish_region(*popped)
         return popped[0]
 
     def call_site(self, writing: Writing, call: str) -> str:

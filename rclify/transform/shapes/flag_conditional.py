@@ -11,7 +11,7 @@ from rclify.ctext.cparse import ParsedFile, statement_range
 from rclify.ctext.cursors import child_nodes
 from rclify.ctext.tokens import Token, identifiers_used, matching_bracket, normalize, tokenize
 from rclify.pthread_api import WAITS
-from rclify.transform import region_checks  # a module: region_checks imports the shapes
+from rclify.transform.region_checks import finish_region
 from rclify.transform.lock_statements.calls import classify
 from rclify.transform.refusals import Reason
 from rclify.transform.region_walk import HELD, RegionAnalysis
@@ -63,7 +63,7 @@ class FlagConditional(Shape):
         if states != {HELD} or analysis.exits or analysis.problems \
                 or _flag_may_change(parsed, flag, region, statements):
             analysis.refuse(Reason.LOCK_UNDER_CONDITION, region.line, first=True)
-        region_checks.finish_region(region, analysis)
+        finish_region(region, analysis)
         return region
 
 

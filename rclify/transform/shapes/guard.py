@@ -7,7 +7,7 @@ import clang.cindex as ci
 
 from rclify.ctext.cparse import statement_range as stmt_range
 from rclify.ctext.tokens import tokenize
-from rclify.transform import region_checks
+from rclify.transform.region_checks import finish_region
 from rclify.transform.lock_statements.guards import guard_lock
 from rclify.transform.refusals import Reason
 from rclify.transform.region_walk import RegionAnalysis
@@ -46,7 +46,7 @@ class Guard(Shape):
             analysis.refuse(Reason.CLEANUP_GUARD, region.line)
         if any(e.value for e in analysis.exits) and "(anonymous" in at.function.result_type.spelling:
             analysis.refuse(Reason.CLEANUP_GUARD, region.line)  # no variable can hold the value
-        region_checks.finish_region(region, analysis)
+        finish_region(region, analysis)
         return region
 
 

@@ -8,7 +8,7 @@ import clang.cindex as ci
 
 from rclify.ctext.cparse import ParsedFile, statement_range as stmt_range
 from rclify.ctext.cursors import child_nodes
-from rclify.transform import region_checks
+from rclify.transform.region_checks import finish_region
 from rclify.transform.refusals import Reason
 from rclify.transform.region_walk import RELEASED, RegionAnalysis
 from rclify.transform.regions import Region, scoped_statement
@@ -76,5 +76,5 @@ def _scoped_region(parsed: ParsedFile, vocab: Vocabulary, function: ci.Cursor, c
     states = analysis.block(statements, is_switch_body=False)
     if RELEASED in states:
         analysis.refuse(Reason.UNBALANCED_REGION, region.line)  # the third clause unlocks again
-    region_checks.finish_region(region, analysis)
+    finish_region(region, analysis)
     return region

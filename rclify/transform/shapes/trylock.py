@@ -8,7 +8,7 @@ import clang.cindex as ci
 from rclify.ctext.cparse import ParsedFile, statement_range as stmt_range
 from rclify.ctext.cursors import child_nodes
 from rclify.ctext.tokens import tokenize
-from rclify.transform import region_close
+from rclify.transform.region_close import close
 from rclify.transform.lock_statements.calls import classify
 from rclify.transform.refusals import Reason
 from rclify.transform.regions import Region
@@ -42,7 +42,7 @@ class Trylock(Shape):
         open_brace = then.extent.start.offset + 1
         region = Region(parsed, at.function, at.compound, op, start, open_brace, open_brace, end,
                         if_stmt.extent.start.line, is_trylock=True)
-        region_close.close(parsed, at.vocab, region, child_nodes(then), Reason.UNBALANCED_REGION)
+        close(parsed, at.vocab, region, child_nodes(then), Reason.UNBALANCED_REGION)
         # what stays in the caller: the then-block after the section, and the else branch
         region.after = (region.body_end_stmt, then.extent.end.offset - 1)
         if len(children) > 2:
