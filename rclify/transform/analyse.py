@@ -110,8 +110,9 @@ def analyse(root: Path, files: list[Path], flags_for: Callable[[Path], list[str]
         names = set(result.vocab.macros) | set(result.vocab.wrappers)
         using = tree.naming(_naming(names), _used_in_a_body(names))  # or their headers' functions
         todo = [f for f in candidates if f not in result.parsed and f in using]
-    for parsed in result.parsed.values():
-        result.stubbed_headers.extend(h for h in parsed.stubbed if h not in result.stubbed_headers)
+    # sorted: files parsed in parallel share the stub directory, so which of them finds a header
+    # missing first (and lists it) depends on timing
+    result.stubbed_headers = sorted({h for parsed in result.parsed.values() for h in parsed.stubbed})
     result.headers = header_views(result.parsed, root, result.vocab.names(), built)
     return result
 

@@ -73,7 +73,7 @@ def report_json(outcome: Outcome) -> dict:
         "left_alone_reasons": call_sites.LEFT_ALONE,
         "locks": [vars(e) | {"macro": e.macro} for e in outcome.locks],
         "wrappers": outcome.wrappers,
-        "parse_failures": outcome.failures,
+        "parse_failures": dict(sorted(outcome.failures.items())),
         "files_left_unchanged": outcome.unchanged,
         "stubbed_headers": outcome.stubbed_headers,
         "api_errors": outcome.api_errors,
