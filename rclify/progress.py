@@ -4,6 +4,11 @@ import sys
 import time
 
 
+def few(items: list[str], n: int) -> str:
+    """The first n of items for a one-line message, and how many more there are."""
+    return ", ".join(items[:n]) + (f" and {len(items) - n} more" if len(items) > n else "")
+
+
 def format_seconds(seconds: float) -> str:
     if seconds < 60:
         return f"{seconds:.1f}s"

@@ -7,6 +7,7 @@ from pathlib import Path
 from rclify import atomic_file
 from rclify.profiling import assign, lock_id_matching, profile
 from rclify.errors import UsageError
+from rclify.progress import few
 
 
 def add_parser(sub):
@@ -74,7 +75,7 @@ def run(args) -> int:
             print(f"  {d.lock_id}: kept your edit ({d.kept_edit}); assign would choose {d.choice} (--force to apply)")
     unseen = sorted({e.lock_id for e in entries} - {d.lock_id for d in decisions})
     if unseen:
-        print(f"not in the profile (never taken during the run?), left as they are: {assign._few(unseen, 6)}")
+        print(f"not in the profile (never taken during the run?), left as they are: {few(unseen, 6)}")
     print(f"wrote {config}")
     return 0
 

@@ -9,7 +9,7 @@ from pathlib import Path
 from rclify import atomic_file, lock_config
 from rclify.errors import UsageError
 from rclify.profiling import assign, calibration, measurements, profile, tune, workload_runs
-from rclify.progress import Progress
+from rclify.progress import Progress, few
 
 FORMAT = "rclify-tune"
 
@@ -126,7 +126,7 @@ def run(args) -> int:
     locks, unmatched = tune.select_locks(prof, [e.lock_id for e in entries], args.min_share, args.max_locks)
     if unmatched:
         print(f"rclify tune: note: {len(unmatched)} profiled lock(s) not in {config}, left out: "
-              f"{assign._few(unmatched, 6)}", file=sys.stderr)
+              f"{few(unmatched, 6)}", file=sys.stderr)
     if base.output is None:
         print("rclify tune: note: the workload's output differs between posix runs: candidates are judged by "
               "their exit status and score only (give --check REGEX to compare a stable part)", file=sys.stderr)

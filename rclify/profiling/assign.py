@@ -28,6 +28,7 @@ from rclify import algorithms, lock_config
 from rclify.profiling import calibration
 from rclify.profiling.lock_id_matching import Matching, match_ids
 from rclify.errors import UsageError
+from rclify.progress import few
 from rclify.lock_config import LockEntry
 
 DEFAULT_LOWER, DEFAULT_UPPER = 0.15, 0.60
@@ -169,11 +170,6 @@ def figures(lock: dict) -> str:
     return text
 
 
-def _few(items: list[str], n: int = 4) -> str:
-    more = f" and {len(items) - n} more" if len(items) > n else ""
-    return ", ".join(items[:n]) + more
-
-
 # ---- the decisions ----------------------------------------------------------------------------
 
 
@@ -223,7 +219,7 @@ def decide(
             missing = matching.unmatched + matching.ambiguous
             raise UsageError(
                 f"{profile.get('path', 'the profile')}: none of its {len(missing)} locks is in the lock "
-                f"configuration ({_few(missing)}); is it a profile of another program, or of an older build?"
+                f"configuration ({few(missing, 4)}); is it a profile of another program, or of an older build?"
             )
 
     by_config: dict[str, list[dict]] = {}
@@ -281,13 +277,13 @@ def _place_on_servers(rcl: list[Decision], nested: dict[str, set[str]], max_serv
             if not partners:
                 d.server_note = f"alone on server {server} of {n_servers}"
             elif together and len(together) == len(partners):
-                d.server_note = f"nested with {_few(together, 3)}: same server"
+                d.server_note = f"nested with {few(together, 3)}: same server"
             else:
                 d.server_note = (
-                    f"shares server {server} with {_few(partners, 3)} (server {server} load {load[server]:.1f}%; "
+                    f"shares server {server} with {few(partners, 3)} (server {server} load {load[server]:.1f}%; "
                     f"max-servers {max_servers} < {len(ordered)} independent groups)"
                     if len(ordered) > max_servers
-                    else f"shares server {server} with {_few(partners, 3)}"
+                    else f"shares server {server} with {few(partners, 3)}"
                 )
 
 

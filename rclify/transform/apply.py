@@ -27,6 +27,7 @@ from pathlib import Path
 
 from rclify import __version__, atomic_file, interrupt, lock_config
 from rclify.errors import UsageError
+from rclify.progress import few
 from rclify.transform.journal import drop_journal, mark_phase, roll_back, swap_records, sync_dir, write_journal
 from rclify.transform.records import (BACKUP_DIR, CONFIG_BACKUP, JOURNAL_DIR, REVERTING, STATE_DIR, STATE_FILE,
                                       WRITTEN_DIR, config_path_of, edited_files, inside, read_state, read_text,
@@ -206,7 +207,7 @@ def revert(src: Path, force: bool = False) -> tuple[list[str], list[str]]:
     edited = [] if force and "written" not in state else edited_files(root, state)
     if edited and not force:
         raise UsageError(
-            f"{_few(edited)} changed since the transform; reverting would lose those changes, so nothing "
+            f"{few(edited, 8)} changed since the transform; reverting would lose those changes, so nothing "
             f"was restored: run `rclify transform {src}` first to carry them into the originals (then revert), "
             f"or `rclify revert --force {src}` to discard them"
         )
@@ -237,7 +238,3 @@ def _restore(root: Path, state: dict) -> tuple[list[str], bool]:
     # otherwise lock_config.h stays: it holds the user's choices, and the next transform merges them
     shutil.rmtree(root / STATE_DIR)
     return restored, own_config
-
-
-def _few(names: list[str], n: int = 8) -> str:
-    return ", ".join(names[:n]) + (f" and {len(names) - n} more" if len(names) > n else "")
