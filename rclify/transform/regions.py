@@ -135,6 +135,9 @@ class Region(Refusable):
     # the name of the shape whose bounds found the region (shapes.STARTS: region_at, regions_in;
     # "": a lock statement's own region, region_bounds.py's)
     started_by: str = ""
+    # what that shape read where the region starts, for its own rendering (a new idiom keeps what
+    # it needs here rather than in a field of its own)
+    shape_reading: object = None
 
     def unlocked_spans(self) -> list[tuple[int, int]]:
         """What runs in the caller, unlocked, though inside [lock_end, body_end): exits' tails,

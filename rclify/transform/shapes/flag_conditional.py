@@ -9,15 +9,16 @@ import clang.cindex as ci
 
 from rclify.ctext.cparse import ParsedFile, statement_range
 from rclify.ctext.cursors import child_nodes
-from rclify.ctext.tokens import Token, identifiers_used, matching_bracket, normalize, tokenize
+from rclify.ctext.tokens import Token, identifiers_used, matching_bracket, normalize, split_args, tokenize
 from rclify.pthread_api import WAITS
 from rclify.transform.region_checks import finish_region
 from rclify.transform.lock_statements.calls import classify
+from rclify.transform.lock_statements.expansion import statement_tokens, substitute
 from rclify.transform.refusals import Reason
 from rclify.transform.region_walk import HELD, RegionAnalysis
 from rclify.transform.regions import Region
 from rclify.transform.shapes.shape import Shape, StatementAt, Writing
-from rclify.transform.vocabulary import LockOp, Vocabulary
+from rclify.transform.vocabulary import LockOp, Macro, Vocabulary
 
 K = ci.CursorKind
 
@@ -35,26 +36,24 @@ class FlagConditional(Shape):
         return region.started_by == self.name
 
     def run(self, writing: Writing, locked: str, unlocked: str) -> str:
-        region = writing.region
-        flag = _flag_and_op(region.parsed, region.parsed.text(region.start, region.lock_end))[0]
-        return f"(({flag}) ? {locked} : {unlocked})"
+        return f"(({writing.region.shape_reading}) ? {locked} : {unlocked})"  # the flag
 
     def region_at(self, at: StatementAt) -> Region | None:
-        if at.op is not None or at.children[at.i].kind != K.IF_STMT:  # labeled: not this shape
+        if at.op is not None or at.children[at.i].kind == K.LABEL_STMT:
             return None
         parsed, vocab = at.parsed, at.vocab
         start, lock_end = statement_range(parsed, at.children[at.i])
-        flag, lock = _flag_and_op(parsed, parsed.text(start, lock_end), vocab, "lock")
+        flag, lock = _flag_and_op(parsed.text(start, lock_end), vocab, "lock")
         if lock is None:
             return None
         close = _closing_if(parsed, vocab, at.children, at.i, flag, lock)
         if close is None:
             return None
         body_end, end = statement_range(parsed, at.children[close])
-        unlock = _flag_and_op(parsed, parsed.text(body_end, end), vocab, "unlock")[1]
+        unlock = _flag_and_op(parsed.text(body_end, end), vocab, "unlock")[1]
         region = Region(parsed, at.function, at.compound, lock, start, lock_end, body_end, end,
                         at.children[at.i].extent.start.line)
-        region.body_end_stmt = end
+        region.body_end_stmt, region.shape_reading = end, flag
         region.end_result, region.end_work = unlock.result, unlock.work
         region.end_work_of = unlock.wrapper if unlock.work else None
         statements = at.children[at.i + 1 : close]
@@ -70,30 +69,55 @@ class FlagConditional(Shape):
 SHAPE = FlagConditional()
 
 
-def _flag_and_op(parsed: ParsedFile, text: str, vocab: Vocabulary | None = None,
-                 kind: str = "") -> tuple[str, LockOp | None]:
-    """`if (c) S` without an else: c's text and, when vocab is given, the lock op of that kind S is
-    (a lock statement, braced or not); ("", None) for any other statement."""
-    tokens = tokenize(text)
-    if len(tokens) < 4 or tokens[0].text != "if" or tokens[1].text != "(":
+def _flag_and_op(text: str, vocab: Vocabulary, kind: str, depth: int = 0) -> tuple[str, LockOp | None]:
+    """`if (c) S` without an else, where S is a lock statement of that kind (braced or not): c's
+    text and S's lock op; read through `do { } while (0)`, braces and statement macros
+    (`#define USING(d) if (d->locking) pthread_mutex_lock(&d->m);`, expanded as the preprocessor
+    does: c is then the expansion's text, which the call site evaluates where the invocation
+    was).  ("", None) for any other statement."""
+    tokens = statement_tokens(text, depth)
+    if not tokens:
+        return "", None
+    first, inner = tokens[0].text, None
+    if first == "{" and matching_bracket(tokens, 0) == len(tokens) - 1:
+        inner = text[tokens[0].end : tokens[-1].start]
+    elif first == "do" and len(tokens) > 6 and tokens[1].text == "{":
+        close = matching_bracket(tokens, 1)
+        if [t.text for t in tokens[close + 1 :]] in (["while", "(", "0", ")"], ["while", "(", "false", ")"]):
+            inner = text[tokens[2].start : tokens[close].start]
+    elif first in vocab.macros and len(tokens) > 1:
+        inner = _invoked(vocab.macros[first], tokens, text)
+    if inner is not None:
+        return _flag_and_op(inner, vocab, kind, depth + 1)
+    if len(tokens) < 4 or first != "if" or tokens[1].text != "(":
         return "", None
     close = matching_bracket(tokens, 1)
-    if close < 0 or any(t.text == "else" for t in tokens[close + 1 :]):
+    if close < 3 or any(t.text == "else" for t in tokens[close + 1 :]):
         return "", None
-    flag = text[tokens[2].start : tokens[close].start].strip() if close > 2 else ""
-    if vocab is None:
-        return flag, None
     op = classify(text[tokens[close].end :], vocab)
-    return (flag, op) if flag and op is not None and op.kind == kind else ("", None)
+    flag = text[tokens[2].start : tokens[close].start].strip()
+    return (flag, op) if op is not None and op.kind == kind else ("", None)
+
+
+def _invoked(macro: Macro, tokens: list[Token], text: str) -> str | None:
+    """The body of a function-like macro invoked by the whole of text, its arguments substituted
+    as the preprocessor does, without parentheses added (c is written at the call site as is).
+    None for a macro defined under an #if: its other definitions may not lock under a flag."""
+    if macro.conditions:
+        return None
+    if not macro.params:  # `X` or `X()` (git's `read_sha1_lock()`: a statement, `X()` is no call of it)
+        return macro.body if [t.text for t in tokens[1:]] in ([], ["(", ")"]) else None
+    if tokens[1].text != "(" or matching_bracket(tokens, 1) != len(tokens) - 1:
+        return None
+    return substitute(macro.body, macro.params, split_args(text[tokens[1].end : tokens[-1].start]),
+                      parenthesize=False)
 
 
 def _closing_if(parsed: ParsedFile, vocab: Vocabulary, children: list[ci.Cursor], i: int, flag: str,
                 lock: LockOp) -> int | None:
     """The index of the first later statement of the block that is `if (flag) unlock(<lock>);`."""
     for j in range(i + 1, len(children)):
-        if children[j].kind != K.IF_STMT:
-            continue
-        other, op = _flag_and_op(parsed, parsed.text(*statement_range(parsed, children[j])), vocab, "unlock")
+        other, op = _flag_and_op(parsed.text(*statement_range(parsed, children[j])), vocab, "unlock")
         if op is not None and op.key == lock.key and normalize(other) == normalize(flag):
             return j
     return None
@@ -104,7 +128,7 @@ def _flag_may_change(parsed: ParsedFile, flag: str, region: Region, statements: 
     calls a function or writes, the section writes or takes the address of what c reads (or of
     what holds it: `p` for `p->shared`) or declares a name c reads (the closing `if` would read
     it), or waits on a condvar (with c false it would wait holding nothing)."""
-    flag_tokens = tokenize(flag)
+    flag_tokens = _without_parenthesized_names(tokenize(flag))
     if any(t.text in _WRITES for t in flag_tokens) or any(a.text.isidentifier() and b.text == "("
                                                           and a.text not in _PURE_CALLS
                                                           for a, b in zip(flag_tokens, flag_tokens[1:])):
@@ -115,7 +139,23 @@ def _flag_may_change(parsed: ParsedFile, flag: str, region: Region, statements: 
     read = _paths(flag_tokens)
     declared = {d.spelling for s in statements if s.kind == K.DECL_STMT for d in child_nodes(s)}
     return bool(declared & {r[0] for r in read}) \
-        or any(_overlap(w, r) for w in _written_paths(tokenize(body)) for r in read)
+        or any(_overlap(w, r) for w in _written_paths(_without_parenthesized_names(tokenize(body))) for r in read)
+
+
+def _without_parenthesized_names(tokens: list[Token]) -> list[Token]:
+    """tokens without the parentheses around a lone name (`(p)->shared`, a macro argument as the
+    preprocessor substituted it, is `p->shared`); a call's `f(p)` keeps them."""
+    out: list[Token] = []
+    k = 0
+    while k < len(tokens):
+        if tokens[k].text == "(" and k + 2 < len(tokens) and tokens[k + 1].text.isidentifier() \
+                and tokens[k + 2].text == ")" and not (out and (out[-1].text.isidentifier() or out[-1].text in ")]")):
+            out.append(tokens[k + 1])
+            k += 3
+        else:
+            out.append(tokens[k])
+            k += 1
+    return out
 
 
 def _written_paths(tokens: list[Token]) -> list[tuple[str, ...]]:
