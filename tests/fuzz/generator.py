@@ -41,6 +41,7 @@ FEATURES = {
     "error-label": "gotos taken locked to an error label placed after a top-level `unlock; return;` (issue 24)",
     "cleanup-pop": "a section inside pthread_cleanup_push(unlock) ... pthread_cleanup_pop(1), the push before or after the lock (issue 24)",
     "flag-lock": "a lock taken and released under one flag, `if (c) lock; ... if (c) unlock;` (a member, a global, a parameter), run locked by threads and unlocked alone (issue 23)",
+    "flag-lock-macro": "the flag-lock's `if` inside its lock macros: a statement macro or a do-while(0) one",
 }
 
 # features whose transform bugs are known and not fixed yet: left out of the fixed campaign
@@ -753,6 +754,15 @@ def scen_flag_lock(g: Gen, k: str) -> Scenario:
         return f"if ({cond}) {{ {stmt} }}" if braced else f"if ({cond})\n        {stmt}"
 
     lk = "&p->m"
+    # the flag inside the lock macros: a statement macro (nuphase's USING(d)) or git's do-while
+    in_macro = r.choice(("statement", "do-while")) if g.on("flag-lock-macro", 0.5) else ""
+    macros = ""
+    if in_macro:
+        flag_lock, flag_unlock = (f"if ({cond}) {lock_stmt(st, '&(p)->m')}", f"if ({cond}) {unlock_stmt(st, '&(p)->m')}")
+        if in_macro == "do-while":
+            flag_lock, flag_unlock = f"do {{ {flag_lock} }} while (0)", f"do {{ {flag_unlock} }} while (0)"
+        macros = f"#define {k.upper()}_LOCK(p) {flag_lock}\n#define {k.upper()}_UNLOCK(p) {flag_unlock}\n"
+        feats.add("flag-lock-macro")
     body = [f"p->sum += {g.helper_call('v', 'v % 7', feats)};", "p->x ^= (unsigned long)v * 2654435761u;",
             "p->cnt++;"]
     r.shuffle(body)
@@ -763,17 +773,19 @@ def scen_flag_lock(g: Gen, k: str) -> Scenario:
         feats.add("early-exit")
         body.insert(r.randint(0, len(body)), f"if (v % {r.randint(3, 9)} == 1) {{ p->cnt2++; "
                                              f"{under(unlock_stmt(st, lk))} return before; }}")
-    decls = f"""struct {k}_pool {{ int shared; int spare; pthread_mutex_t m; long sum; unsigned long x; long cnt; long cnt2; }};
+    lock_line = f"{k.upper()}_LOCK(p);" if in_macro else under(lock_stmt(st, lk))
+    unlock_line = f"{k.upper()}_UNLOCK(p);" if in_macro else under(unlock_stmt(st, lk))
+    decls = macros + f"""struct {k}_pool {{ int shared; int spare; pthread_mutex_t m; long sum; unsigned long x; long cnt; long cnt2; }};
 static struct {k}_pool {k}_shared_pool = {{ 1, 0, PTHREAD_MUTEX_INITIALIZER, 0, 0, 0, 0 }};
 static int {k}_threaded;
 static long {k}_add(struct {k}_pool *p, long v, int locked)
 {{
     long before = 0;
     (void)locked;
-    {under(lock_stmt(st, lk))}
+    {lock_line}
     before = p->cnt;
     {chr(10).join("    " + b for b in body).strip()}
-    {under(unlock_stmt(st, lk))}
+    {unlock_line}
     return before;
 }}
 struct {k}_arg {{ int tid; struct {k}_pool mine; }};
