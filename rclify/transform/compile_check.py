@@ -58,15 +58,15 @@ def _gcc(tree: Path, rel: str, flags: list[str]) -> subprocess.CompletedProcess:
 _DIAGNOSTIC = re.compile(r"^(?P<file>[^:]+):(?P<line>\d+):(?:\d+:)? (?P<kind>(?:fatal )?error|note): (?P<message>.*)")
 
 
-def error_lines(tree: Path, rel: str, flags: list[str]) -> dict[tuple[str, int], str]:
-    """Where gcc reports errors in tree/rel: {(file, line): the first error there}.  Lines, not
+def error_lines(tree: Path, rel: str, stderr: str) -> dict[tuple[str, int], str]:
+    """Where gcc reports errors in tree/rel (stderr: its compile's): {(file, line): the first error there}.  Lines, not
     messages, are compared: the rewritten text fails differently where the original fails (an
     undeclared PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP becomes a call of the undefined
     RCL_RECURSIVE_MUTEX_INITIALIZER), and #line keeps the original's line numbers, generated code
     included.  An error inside a macro's definition is placed where rel expands it."""
     out: dict[tuple[str, int], str] = {}
     current: tuple[tuple[str, int], str] | None = None
-    for line in _gcc(tree, rel, flags).stderr.splitlines():
+    for line in stderr.splitlines():
         m = _DIAGNOSTIC.match(line)
         if m is None:
             continue
@@ -84,9 +84,15 @@ def error_lines(tree: Path, rel: str, flags: list[str]) -> dict[tuple[str, int],
 
 def compiles(tree: Path, rel: str, flags: list[str]) -> tuple[bool, str]:
     """gcc -fsyntax-only on tree/rel, with its build flags, the tree's headers and the runtime's."""
+    ok, first, _ = _compile(tree, rel, flags)
+    return ok, first
+
+
+def _compile(tree: Path, rel: str, flags: list[str]) -> tuple[bool, str, str]:
+    """compiles(), with gcc's whole stderr (for error_lines)."""
     proc = _gcc(tree, rel, flags)
     first = next((line for line in proc.stderr.splitlines() if ": error:" in line), proc.stderr[:300])
-    return proc.returncode == 0, first
+    return proc.returncode == 0, first, proc.stderr
 
 
 _IN_FUNCTION = re.compile(r"^(?P<file>[^:]+): In function [‘'`](?P<name>\w+)[’']:")
@@ -230,17 +236,20 @@ class Staging:
                            and (rel in changed or graph.closure(rel) & headers))
         self.progress(f"checking that {len(c_files)} C files and {len(cxx_files)} C++ files whose text or "
                       "headers changed still compile (gcc / g++ -fsyntax-only)")
-        checks = [(rel, self.dir) for rel in c_files + cxx_files]
+        # each file compiled once staged and, where that fails, once as it was, both in a pool of
+        # jobs: the errors the original does not have are read from the same two compiles
+        checked = c_files + cxx_files
         with ThreadPoolExecutor(max_workers=max(1, self.jobs)) as pool:
-            results = dict(zip(c_files + cxx_files, pool.map(lambda job: self._compiles(*job), checks)))
+            staged = dict(zip(checked, pool.map(lambda rel: self._compiles(rel, self.dir), checked)))
+            failing = [rel for rel in checked if not staged[rel][0]]
+            originals = dict(zip(failing, pool.map(lambda rel: self._compiles(rel, self.root), failing)))
         verdicts = {}
-        for rel, (ok, error) in results.items():
-            if ok:
-                continue
-            original_ok, original_error = self._compiles(rel, self.root)
+        for rel in failing:
+            _, error, stderr = staged[rel]
+            original_ok, original_error, original_stderr = originals[rel]
             if not original_ok:  # then only errors the original does not have are the transform's
-                after = {} if is_cxx_source(rel) else error_lines(self.dir, rel, self._staged_flags(rel))
-                new = sorted(set(after) - set(error_lines(self.root, rel, self.flags_for(self.root / rel))))
+                after = {} if is_cxx_source(rel) else error_lines(self.dir, rel, stderr)
+                new = sorted(set(after) - set(error_lines(self.root, rel, original_stderr)))
                 if not new:
                     self.outcome.unverified[rel] = original_error
                     continue
@@ -248,11 +257,12 @@ class Staging:
             verdicts[rel] = Verdict(error, rel in self.extracted_in)
         return verdicts
 
-    def _compiles(self, rel: str, tree: Path) -> tuple[bool, str]:
+    def _compiles(self, rel: str, tree: Path) -> tuple[bool, str, str]:
+        """(compiles, first error, gcc's stderr: '' for a C++ file) of rel in tree (staged or original)."""
         flags = self.flags_for(self.root / rel) if tree == self.root else self._staged_flags(rel)
         if is_cxx_source(rel):
-            return cxx_compiles(tree, rel, flags, None if tree == self.root else self.root)
-        return compiles(tree, rel, flags)
+            return *cxx_compiles(tree, rel, flags, None if tree == self.root else self.root), ""
+        return _compile(tree, rel, flags)
 
     def _staged_flags(self, rel: str) -> list[str]:
         """The file's flags with paths into the tree moved into the staging copy (changed headers)."""

@@ -45,12 +45,13 @@ from rclify.templates import templates
 
 API_DIR = SEMANTIC_PATCHES_DIR / "api"
 
-# (patch, a regex a file must match to be worth running it on)
+# (patch, a regex a file must match to be worth running it on, a string it must then contain: a
+# substring test is much faster than a search for a pattern that opens with \b)
 PATCHES = [
-    ("zero_init.cocci", None),  # the files where the lock table gives a zero-initialised definition an initializer
-    ("initializers.cocci", re.compile(r"\bPTHREAD_\w*(MUTEX|COND)_INITIALIZER")),
-    ("types.cocci", re.compile(r"\bpthread_(mutex|cond)_t\b")),
-    ("calls.cocci", re.compile(r"\bpthread_(mutex|cond|mutexattr)_\w+\s*\(")),
+    ("zero_init.cocci", None, ""),  # the files where the lock table gives a zero-initialised definition an initializer
+    ("initializers.cocci", re.compile(r"\bPTHREAD_\w*(MUTEX|COND)_INITIALIZER"), "PTHREAD_"),
+    ("types.cocci", re.compile(r"\bpthread_(mutex|cond)_t\b"), "pthread_"),
+    ("calls.cocci", re.compile(r"\bpthread_(mutex|cond|mutexattr)_\w+\s*\("), "pthread_"),
 ]
 
 _DEFINE_TOKENS = [
@@ -118,9 +119,9 @@ def rewrite_api(root: Path, files: list[Path], sites: list[LockSite], config_hea
         sites_json = Path(tmp) / "lock_sites.json"
         sites_json.write_text(json.dumps(table.to_json()))
         zero = {s.file for s in table.sites if s.zero_init == "initializer"}
-        for patch, wanted in PATCHES:
+        for patch, wanted, literal in PATCHES:
             todo = [f for f in rel if f in zero] if wanted is None else \
-                [f for f in rel if wanted.search((work / f).read_text(errors="surrogateescape"))]
+                [f for f in rel if _mentions(work / f, wanted, literal)]
             if not todo:
                 continue
             say(f"api: spatch {patch} over {len(todo)} files")
@@ -146,7 +147,8 @@ def rewrite_api(root: Path, files: list[Path], sites: list[LockSite], config_hea
                                               lambda file, line: _alias_config(table, file, line))
             result.notes += notes
             new, notes = rewrite_leftovers(new, f)
-            new = KeptPosix.unmask(new)
+            if "rclkeep_" in new or "RCLKEEP_" in new:
+                new = KeptPosix.unmask(new)
             new = config_refs_for_cxx(new) if is_cxx(f) else new
             result.notes += notes
             new, unwrapped = wrap_calls(new, f, table.sites, kept.lock_ids if kept is not None else set())
@@ -166,6 +168,11 @@ def rewrite_api(root: Path, files: list[Path], sites: list[LockSite], config_hea
     return result
 
 
+def _mentions(path: Path, wanted: re.Pattern, literal: str) -> bool:
+    text = path.read_text(errors="surrogateescape")
+    return literal in text and wanted.search(text) is not None
+
+
 def _alias_config(table: LockTable, file: str, line: int) -> str:
     """The configuration argument of the init an object-like alias of pthread_mutex_init stands for."""
     site = table.for_init(init_aliases.PARAMS[0], file, "", line)
@@ -178,6 +185,8 @@ def rewrite_leftovers(text: str, file: str = "") -> tuple[str, list[str]]:
     (a function it could not analyse, e.g. computed goto, or one that failed to parse).
     pthread_mutex_init gets a NULL configuration, static initializers RCL_CONFIG_DEFAULT: each
     change is a note naming its line."""
+    if "pthread_" not in text and "PTHREAD_" not in text:  # every pattern below names one: most files
+        return text, []
     code = code_only(text)
     edits: list[tuple[int, int, str, str]] = []  # start, end, replacement, what
     for pattern, replacement in _DEFINE_TOKENS:
