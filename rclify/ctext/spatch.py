@@ -46,6 +46,20 @@ def spatch_env(extra: dict[str, str] | None = None) -> dict[str, str]:
     return env
 
 
+_VIRTUAL = re.compile(r"^virtual\b.*\n", re.M)
+
+
+def chain(patches: list[Path], into: Path) -> Path:
+    """One semantic patch with the rules of patches in order (spatch applies each rule to what the
+    ones before made): the first whole, the others without their `virtual` lines (spatch refuses
+    a mode declared twice; they must declare the same).  One patch alone is itself."""
+    if len(patches) == 1:
+        return patches[0]
+    texts = [require(patch).read_text() for patch in patches]
+    into.write_text("\n".join([texts[0], *(_VIRTUAL.sub("", text) for text in texts[1:])]))
+    return into
+
+
 def run_spatch(patch: Path, root: Path, files: list[str], jobs: int, mode: str = "json",
                extra_env: dict[str, str] | None = None, extra_args: list[str] | None = None,
                timeout: int = 900, macro_file: Path = MACRO_FILE) -> tuple[list[dict], dict[str, str], str]:

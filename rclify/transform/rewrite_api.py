@@ -29,7 +29,7 @@ import time
 from pathlib import Path
 from typing import Callable
 
-from rclify.ctext.spatch import MACRO_FILE, run_spatch
+from rclify.ctext.spatch import MACRO_FILE, chain, run_spatch
 from rclify.ctext.preprocessor import guards_at
 from rclify.ctext.tokens import code_only
 from rclify.ctext.languages import by_language, is_cxx
@@ -45,13 +45,19 @@ from rclify.templates import templates
 
 API_DIR = SEMANTIC_PATCHES_DIR / "api"
 
-# (patch, a regex a file must match to be worth running it on, a string it must then contain: a
-# substring test is much faster than a search for a pattern that opens with \b)
-PATCHES = [
-    ("zero_init.cocci", None, ""),  # the files where the lock table gives a zero-initialised definition an initializer
-    ("initializers.cocci", re.compile(r"\bPTHREAD_\w*(MUTEX|COND)_INITIALIZER"), "PTHREAD_"),
-    ("types.cocci", re.compile(r"\bpthread_(mutex|cond)_t\b"), "pthread_"),
-    ("calls.cocci", re.compile(r"\bpthread_(mutex|cond|mutexattr)_\w+\s*\("), "pthread_"),
+# The patches, in order, each step one spatch process: (its patches, a regex a file must match to
+# be worth running it on with a string it must then contain, for each patch).  initializers.cocci
+# and types.cocci run as one: spatch applies a semantic patch's rules in order, each to what the
+# ones before made, and the retyping selects by no position (only the first transforming rule of a
+# patch may, spatch 1.1.1: zero_init.cocci's and calls.cocci's do, and calls.cocci's scripts read
+# the text at their positions as it is after the retyping), so one pass writes what two did, for
+# one start of spatch and one parse of each file.  A literal first: a substring test is much
+# faster than a search for a pattern that opens with \b.
+STEPS = [
+    (("zero_init.cocci",), None),  # the files where the lock table gives a zero-initialised definition an initializer
+    (("initializers.cocci", "types.cocci"), [(re.compile(r"\bPTHREAD_\w*(MUTEX|COND)_INITIALIZER"), "PTHREAD_"),
+                                            (re.compile(r"\bpthread_(mutex|cond)_t\b"), "pthread_")]),
+    (("calls.cocci",), [(re.compile(r"\bpthread_(mutex|cond|mutexattr)_\w+\s*\("), "pthread_")]),
 ]
 
 _DEFINE_TOKENS = [
@@ -119,14 +125,15 @@ def rewrite_api(root: Path, files: list[Path], sites: list[LockSite], config_hea
         sites_json = Path(tmp) / "lock_sites.json"
         sites_json.write_text(json.dumps(table.to_json()))
         zero = {s.file for s in table.sites if s.zero_init == "initializer"}
-        for patch, wanted, literal in PATCHES:
+        for patches, wanted in STEPS:
             todo = [f for f in rel if f in zero] if wanted is None else \
-                [f for f in rel if _mentions(work / f, wanted, literal)]
+                [f for f in rel if _mentions(work / f, wanted)]
             if not todo:
                 continue
-            say(f"api: spatch {patch} over {len(todo)} files")
+            patch = chain([API_DIR / name for name in patches], Path(tmp) / "+".join(patches))
+            say(f"api: spatch {patch.name} over {len(todo)} files")
             for group, language in by_language(todo):  # C++ files: spatch --c++, where it parses them
-                records, failures, _ = run_spatch(API_DIR / patch, work, group, jobs, mode="json",
+                records, failures, _ = run_spatch(patch, work, group, jobs, mode="json",
                                                   extra_env={"RCLIFY_LOCK_SITES": str(sites_json)},
                                                   extra_args=[*language, "-D", "patch", "--in-place"],
                                                   macro_file=macro_file)
@@ -168,9 +175,9 @@ def rewrite_api(root: Path, files: list[Path], sites: list[LockSite], config_hea
     return result
 
 
-def _mentions(path: Path, wanted: re.Pattern, literal: str) -> bool:
+def _mentions(path: Path, wanted: list[tuple[re.Pattern, str]]) -> bool:
     text = path.read_text(errors="surrogateescape")
-    return literal in text and wanted.search(text) is not None
+    return any(literal in text and pattern.search(text) is not None for pattern, literal in wanted)
 
 
 def _alias_config(table: LockTable, file: str, line: int) -> str:
