@@ -125,14 +125,20 @@ def struct_types(codes: dict[str, str]) -> dict[str, list[str]]:
 def struct_locks(texts: dict[str, str]) -> list[StructLock]:
     """Every mutex field of every file-scope struct variable of the tree (see the module)."""
     storage = storage_classes(texts)  # `local lock l = {...}` with pigz's `#define local static`
-    codes = {f: expand_storage(_without_directives(code_only(t)), storage) for f, t in texts.items()}
-    own = {f: struct_types({f: code}) for f, code in codes.items()}
+    # a file's code is read only where its text names what is looked for: blanking comments,
+    # strings and directives and expanding storage macros adds no name (most files name none)
+    codes = {f: expand_storage(_without_directives(code_only(t)), storage) for f, t in texts.items()
+             if "pthread_mutex_t" in t}
+    own = {f: struct_types({f: code}) for f, code in codes.items()}  # no mutex field in the others
     visible = _visible_types(texts, own)
     names = sorted({key.split()[-1] for types in own.values() for key in types})
     # one alternation for all the tree's struct type names: a search each per file was a second on memcached
     any_name = re.compile(rf"\b(?:{'|'.join(map(re.escape, names))})\b") if names else None
     found = []
-    for file, code in sorted(codes.items()):
+    for file, text in sorted(texts.items()):
+        if "pthread_mutex_t" not in text and not (any_name is not None and any_name.search(text)):
+            continue
+        code = codes.get(file) or expand_storage(_without_directives(code_only(text)), storage)
         if "pthread_mutex_t" not in code and not (any_name is not None and any_name.search(code)):
             continue
         types = visible(file)
