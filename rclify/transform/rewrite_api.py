@@ -1,7 +1,7 @@
 """API rewrite: pthread mutex / condition variable code onto the rclify runtime (rclify.h).
 
 Runs the semantic patches of semantic_patches/api/ over copies of the files (one spatch process
-per patch over all files that mention its tokens), then two small text passes:
+per step of STEPS over all files that mention its tokens), then two small text passes:
   * what spatch left of the pthread API gets the same renames textually, token by token (comments
     and strings untouched), with RCL_CONFIG_DEFAULT / NULL where a lock configuration would go,
     each change a note: #define bodies spatch does not parse as C (e.g.
