@@ -169,6 +169,8 @@ def rewrite_api(root: Path, files: list[Path], sites: list[LockSite], config_hea
                 result[given / f] = add_include(new, header)
     result.errors.sort()
     result.notes.sort()
+    # by file: the order spatch's workers (-j) and the steps report them in is no order of the tree's
+    result.failures = dict(sorted(result.failures.items()))
     result.seconds = time.monotonic() - started
     say(f"api: {len(result)} files changed, {len(result.errors)} errors, {len(result.failures)} files with parse errors "
         f"({result.seconds:.1f}s)")
