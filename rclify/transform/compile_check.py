@@ -29,6 +29,7 @@ from rclify.runtime_build import cflags
 from rclify.transform import rewrite_api
 from rclify.ctext.languages import is_cxx_source, is_header
 from rclify.transform.cxx import cxx_compiles
+from rclify.transform.build_flags import BuildFlags
 from rclify.transform.includes import IncludeGraph, left_unchanged_group
 from rclify.transform.kept_posix import KeptPosix
 from rclify.transform.lock_table import LockTable
@@ -131,13 +132,20 @@ class Staging:
     tree: SourceTree  # the original files: read there, never written
     table: LockTable
     config_path: Path  # lock_config.h, where the tree will have it
-    flags_for: Callable[[Path], list[str]]  # a file's build flags (build_flags/), paths in the tree
+    flags: BuildFlags  # each file's build flags (paths in the tree), and which C files the build compiles
     jobs: int
     outcome: Outcome
     progress: Callable[[str], None]
     kept: KeptPosix = field(default_factory=KeptPosix)  # locks that stay pthread ones; files left as they are
     macro_file: Path = MACRO_FILE  # spatch's: with the tree's declaration macros (ctext/tree_macros.py)
-    built: Callable[[Path], bool] = lambda path: True  # does the build compile this C file (build_flags/)
+    # what stage() makes: the staging directory (__enter__), the files, lock_config.h there, the C
+    # files and those with extracted text (relative paths), the include graph of the check
+    dir: Path = field(init=False)
+    files: list[Path] = field(init=False)
+    config: Path = field(init=False)
+    c_files: list[str] = field(init=False)
+    extracted_in: set[str] = field(init=False)
+    graph: IncludeGraph = field(init=False)
 
     @property
     def root(self) -> Path:
@@ -203,7 +211,7 @@ class Staging:
         for header in sorted(rel for rel in extracted_in if rel in changed and not rel.endswith(".c")):
             for rel in self._includers(header):
                 ok, error = compiles(self.dir, rel, self._staged_flags(rel))
-                if ok or not compiles(self.root, rel, self.flags_for(self.root / rel))[0]:
+                if ok or not compiles(self.root, rel, self.flags.for_file(self.root / rel))[0]:
                     continue
                 staged, original = self.dir / header, self.tree.text(header)
                 _write(staged, original)
@@ -223,14 +231,14 @@ class Staging:
     def check(self, changed: dict[str, str]) -> dict[str, Verdict]:
         """Compiles every file whose text or headers changed; {relative path: Verdict} of those
         that no longer compile."""
-        self.graph = graph = IncludeGraph.by_path(self.root, self.files, self.flags_for(self.root), self.tree.text)  # tree-wide flags
+        self.graph = graph = IncludeGraph.by_path(self.root, self.files, self.flags.for_file(self.root), self.tree.text)  # tree-wide flags
         headers = {rel for rel in changed if is_header(rel)}
         # every C file whose preprocessed text may change: its own text, or a header it includes
         # (a header's `#define my_mutex_init pthread_mutex_init` beside its rewritten types breaks
         # files that name only the alias); of the latter, those the build compiles (apr's netware,
         # os2 and win32 files compile on no Linux machine, before or after)
         c_files = sorted({rel for rel in graph.direct if rel.endswith(".c") and (
-            rel in changed or graph.closure(rel) & headers and self.built(self.root / rel))}
+            rel in changed or graph.closure(rel) & headers and self.flags.built(self.root / rel))}
             | {rel for h in headers if h in self.extracted_in for rel in self._includers(h)})
         cxx_files = sorted(rel for rel in graph.direct if is_cxx_source(rel)
                            and (rel in changed or graph.closure(rel) & headers))
@@ -259,7 +267,7 @@ class Staging:
 
     def _compiles(self, rel: str, tree: Path) -> tuple[bool, str, str]:
         """(compiles, first error, gcc's stderr: '' for a C++ file) of rel in tree (staged or original)."""
-        flags = self.flags_for(self.root / rel) if tree == self.root else self._staged_flags(rel)
+        flags = self.flags.for_file(self.root / rel) if tree == self.root else self._staged_flags(rel)
         if is_cxx_source(rel):
             return *cxx_compiles(tree, rel, flags, None if tree == self.root else self.root), ""
         return _compile(tree, rel, flags)
@@ -267,7 +275,7 @@ class Staging:
     def _staged_flags(self, rel: str) -> list[str]:
         """The file's flags with paths into the tree moved into the staging copy (changed headers)."""
         root = str(self.root)
-        return [f.replace(root, str(self.dir), 1) if root in f else f for f in self.flags_for(self.root / rel)]
+        return [f.replace(root, str(self.dir), 1) if root in f else f for f in self.flags.for_file(self.root / rel)]
 
     def recheck(self, rel: str, text: str, refused: set[int]) -> dict[int, str] | None:
         """Stages text as rel's (rendered again without the regions starting at refused), with the

@@ -133,8 +133,8 @@ def analyse_tree(root: Path, files: list[Path], config_path: Path, options: Opti
         entries = [e for e in table.entries() if e.lock_id not in kept_ids]  # kept ones stay pthread mutexes
         outcome.locks = lock_config.merge(entries, existing)  # what the staged lock_config.h declares
         with _timed(outcome, "spatch_rewrite_and_verify_s"), \
-                Staging(tree, table, config_path, flags_for=flags.for_file, jobs=options.jobs, outcome=outcome,
-                        progress=progress, kept=kept, macro_file=macro_file, built=flags.built) as staging:
+                Staging(tree, table, config_path, flags=flags, jobs=options.jobs, outcome=outcome,
+                        progress=progress, kept=kept, macro_file=macro_file) as staging:
             changed = staging.stage(files, rendered)
             _settle_compile_failures(staging, changed, rerender)
             outcome.changed = changed
