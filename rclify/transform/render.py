@@ -19,7 +19,7 @@ from rclify.ctext.declarator import declarator
 from rclify.ctext.preprocessor import guards_at
 from rclify.ctext.tokens import identifiers_used, rename_identifiers, tokenize
 from rclify.templates import templates
-from rclify.transform import enclosing_function, frame_bound, hoisting, placement, plan
+from rclify.transform import enclosing_function, frame_bound, hoisting, placement, plan, wrapper_accessors
 from rclify.lock_config import SectionOverride
 from rclify.transform.function_locals import Declarations
 from rclify.transform.hoisting import Hoist
@@ -63,11 +63,11 @@ class FileRenderer:
         self._counters: dict[str, int] = {}
         self._decls = Declarations()
         self._hoist_plan: dict[int, list[Hoist]] = {}
-        self._first_use: dict[str, int] = {}  # wrapper name -> where its first section goes
+        self.first_use: dict[str, int] = {}  # wrapper name -> where its first section goes
         # the wrappers whose accessor or work function this file's code calls itself (not the inner
         # ones of a chain, which only the outer accessor calls, in the wrapper's file: their types
         # may be opaque here, nng's nni_mtx behind the public nng_mtx)
-        self._called_here: set[str] = set()
+        self.called_here: set[str] = set()
 
     # -- public --------------------------------------------------------------------------
     def plan(self) -> None:
@@ -89,41 +89,8 @@ class FileRenderer:
         whose accessor (used by some extracted region, maybe in another file) goes here."""
         if not self.extractions and not accessors_defined_here:
             return None
-        extra = []  # at equal offsets, edits apply in list order: prototypes first
-        # calls to a static wrapper may all have been extracted: keep -Wunused-function quiet
-        extra += [(w.start_offset, w.start_offset, "__attribute__((unused)) ")
-                  for w in wrappers_here if w.is_static]
-        # one prototype per accessor, before its first use or definition (-Wmissing-prototypes,
-        # -Wredundant-decls), not before: its parameter types may be declared further down
-        defined = {w.name for w in accessors_defined_here}
-        # another file's static wrapper reached here is an inner one of a chain (pipeline.py refuses the
-        # others): only its outer wrapper's accessor calls its accessor, in its own file
-        inner = [w for outer in accessors_defined_here for w in outer.chain()[1:]]  # their accessors call these
-        called = [w for w in self.accessors_used.values() if w.name in self._called_here]
-        needed = {w.name: w for w in [*called, *accessors_defined_here, *inner]
-                  if not (w.is_static and not w.in_header and w.name not in defined)}
-        called_at: dict[str, int] = {}  # an inner wrapper's accessor: called by an accessor defined here
-        for outer in accessors_defined_here:
-            for inner in outer.chain()[1:]:
-                called_at[inner.name] = min(outer.end_offset, called_at.get(inner.name, outer.end_offset))
-        where: dict[int, list[Wrapper]] = {}
-        for w in sorted(needed.values(), key=lambda w: w.name):
-            first = min(self._first_use.get(w.name, len(self.parsed.data)),
-                        w.end_offset if w.name in defined else len(self.parsed.data),
-                        called_at.get(w.name, len(self.parsed.data)))
-            where.setdefault(first, []).append(w)
-        for first, wrappers in sorted(where.items()):
-            text = "".join(f"{prototype};\n" for w in wrappers
-                           if not (w.in_header and w.name not in defined)
-                           for prototype in accessor_prototypes(w))  # a header's are in the header
-            text += "".join(render_accessor(w, fallback=True) for w in wrappers
-                            if w.kind == "lock" and w.name not in defined and not w.storage)
-            if text:
-                extra.append((first, first, self._own_lines(first, text)))
-        # an accessor goes right after its wrapper's `}`: the lines after it keep their numbers
-        extra += [(w.end_offset, w.end_offset, render_accessor(w) + f"#line {self.line(w.end_offset)}\n")
-                  for w in accessors_defined_here]
-        return self.render_range(0, len(self.parsed.data), extra, top_level=True)
+        edits = wrapper_accessors.edits(self, wrappers_here, accessors_defined_here)
+        return self.render_range(0, len(self.parsed.data), edits, top_level=True)
 
     # -- rendering -----------------------------------------------------------------------
     def render_range(self, start: int, end: int, extra: list[tuple[int, int, str]] = (),
@@ -257,8 +224,8 @@ class FileRenderer:
         at = _insertion_point(self.parsed.data, region.function)
         for wrapper in region.wrappers_used():  # their accessor, their work function
             self.accessors_used[wrapper.name] = wrapper
-            self._first_use[wrapper.name] = min(at, self._first_use.get(wrapper.name, at))
-        self._called_here.update(w.name for w in region.wrappers_called())
+            self.first_use[wrapper.name] = min(at, self.first_use.get(wrapper.name, at))
+        self.called_here.update(w.name for w in region.wrappers_called())
         return extraction
 
     def _call_site_text(self, writing: Writing, extraction: Extraction, captures: list[Capture],
@@ -336,7 +303,7 @@ class FileRenderer:
             offset += 1
         return self.line(offset)
 
-    def _own_lines(self, offset: int, text: str) -> str:
+    def own_lines(self, offset: int, text: str) -> str:
         """text to insert at offset on lines of its own, the original lines keeping their numbers."""
         at_line_start = offset == 0 or self.parsed.data[offset - 1 : offset] == b"\n"
         return ("" if at_line_start else "\n") + text + f"#line {self.line(offset)}\n"
@@ -398,23 +365,3 @@ def _exit_statement(e: Exit, returned: str) -> str:
     guarded return's value (braced: it may stand for one statement, `if (c) return 0;`)."""
     before = [e.work] * bool(e.work) + [f"{returned} = ({e.value});"] * bool(e.value)
     return f"{{ {' '.join(before)} return {e.flag}; }}" if before else f"return {e.flag};"
-
-
-def accessor_prototypes(wrapper: Wrapper) -> list[str]:
-    """The accessor's prototype (a lock wrapper's: rcl_execute takes the mutex), and the work
-    function's when the wrapper has work."""
-    params = ", ".join(declarator(t, p) for t, p in zip(wrapper.param_types, wrapper.params)) or "void"
-    out = [f"{wrapper.storage}pthread_mutex_t *{wrapper.accessor}({params})"] if wrapper.kind == "lock" else []
-    if wrapper.work:
-        out.append(f"{wrapper.storage}void {wrapper.work_function}({params})")
-    return out
-
-
-def render_accessor(wrapper: Wrapper, fallback: bool = False) -> str:
-    """The accessor of a wrapper's mutex (and its work function); `fallback`: the weak accessor a
-    caller file carries (a wrapper's work has no fallback: it is not linked without it)."""
-    params = ", ".join(declarator(t, p) for t, p in zip(wrapper.param_types, wrapper.params)) or "void"
-    template = "extract/accessor_fallback.c.j2" if fallback else "extract/accessor.c.j2"
-    unused = {text: [p for p in wrapper.params if p not in identifiers_used(text)]
-              for text in (wrapper.expr, wrapper.work)}
-    return templates().get_template(template).render(wrapper=wrapper, params=params, unused=unused)
