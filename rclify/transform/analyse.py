@@ -85,16 +85,18 @@ class FunctionRegions:
 
 def analyse(root: Path, files: list[Path], flags_for: Callable[[Path], list[str]], jobs: int,
             progress: Callable[[str], None], built: Callable[[Path], bool] = lambda _: True,
-            source: SourceTree | None = None) -> Analysis:
+            source: SourceTree | None = None, includes: IncludeGraph | None = None) -> Analysis:
     """Parses the C files that lock (files spatch could not parse too: they are reported);
     built says which C files the build compiles (headers are seen through those first); source:
-    the files as the transform read them (else read here)."""
+    the files as the transform read them (else read here); includes: their include graph by base
+    name (the pipeline's; else built here)."""
     source = source or SourceTree(root, files)
+    includes = includes or IncludeGraph.by_base_name(source, files)
     result = Analysis(source, flags_for=flags_for, stub_dir=Path(tempfile.mkdtemp(prefix="rclify-stubs-")))
     candidates = [f for f in files if f.suffix == ".c"]
     lock_names = {name for name, kind in pthread_api.LOCK_OPERATIONS.items() if kind in ("lock", "unlock", "trylock")}
-    with_header = includes_locking_header(files, lock_names, source.text)  # functions of headers lock too
-    tree = _TreeText(files, source, IncludeGraph.by_base_name(source, files))
+    with_header = includes_locking_header(source, includes, lock_names, files)  # functions of headers lock too
+    tree = _TreeText(files, source, includes)
     seeds = tree.naming(_MUTEX_FUNCTION.search)  # lock macros of headers
     todo = [f for f in candidates if f in seeds or with_header(f)]
     while todo:

@@ -23,7 +23,6 @@ from pathlib import Path
 from typing import Callable
 
 from rclify import lock_config
-from rclify.ctext.preprocessor import includes_named
 from rclify.ctext.spatch import MACRO_FILE
 from rclify.runtime_build import cflags
 from rclify.transform import rewrite_api
@@ -138,8 +137,9 @@ class Staging:
     progress: Callable[[str], None]
     kept: KeptPosix = field(default_factory=KeptPosix)  # locks that stay pthread ones; files left as they are
     macro_file: Path = MACRO_FILE  # spatch's: with the tree's declaration macros (ctext/tree_macros.py)
+    by_base_name: IncludeGraph | None = None  # the tree's include graph by base name (the pipeline's, else stage()'s)
     # what stage() makes: the staging directory (__enter__), the files, lock_config.h there, the C
-    # files and those with extracted text (relative paths), the include graph of the check
+    # files and those with extracted text (relative paths), the include graph of the check (by path)
     dir: Path = field(init=False)
     files: list[Path] = field(init=False)
     config: Path = field(init=False)
@@ -162,6 +162,7 @@ class Staging:
         """Stages the rendered texts, rewrites the API, checks the headers with extracted code;
         returns {relative path: new text} of every file that changes (check() says which compile)."""
         self.files = files
+        self.by_base_name = self.by_base_name or IncludeGraph.by_base_name(self.tree, files)
         for path in files:
             target = self.dir / path.relative_to(self.root)
             target.parent.mkdir(parents=True, exist_ok=True)
@@ -200,9 +201,14 @@ class Staging:
         return result
 
     def _includers(self, header: str) -> list[str]:
-        """The tree's C files that #include a file named like header (by its base name)."""
-        name = {Path(header).name}
-        return [rel for rel in self.c_files if includes_named(_read(self.dir / rel), name)]
+        """The tree's C files that #include a file named like header (by its base name, directly),
+        in the order of files (_verify_headers stops at the first that fails).  Read from the
+        original texts: a staged one is the original with regions moved into functions, the API
+        rewritten and an `#include "…/lock_config.h"` added (rewrite_api.add_include), so the
+        same includes of the tree's headers (a lock_config.h of the tree aside: it has no
+        extracted code, so is never asked for)."""
+        includers = self.by_base_name.direct_includers(header)
+        return [rel for rel in self.c_files if rel in includers]
 
     def _verify_headers(self, changed: dict[str, str], extracted_in: set[str]) -> None:
         """A header with extracted sections is checked through every C file that includes it;

@@ -24,10 +24,12 @@ import clang.cindex as ci
 from rclify.ctext import cparse
 from rclify.ctext.cparse import ParsedFile
 from rclify.ctext.cursors import top_level
-from rclify.ctext.preprocessor import includes_named, logical_lines
+from rclify.ctext.preprocessor import logical_lines
 from rclify.ctext.tokens import code_only
+from rclify.transform.includes import IncludeGraph
 from rclify.transform.refusals import Reason
 from rclify.transform.regions import Region
+from rclify.transform.source_tree import SourceTree
 
 K = ci.CursorKind
 
@@ -64,25 +66,24 @@ def header_views(parsed: dict[Path, ParsedFile], root: Path, names: set[str],
     return views
 
 
-def includes_locking_header(files: list[Path], names: set[str], read: Callable[[Path], str] | None = None):
-    """A test for C files: does it #include (by base name) a header of files that names a lock
-    operation outside its #define lines (in a function it defines)?  read: a file's text
-    (SourceTree.text), else read here."""
-    read = read or (lambda path: path.read_text(encoding="utf-8", errors="surrogateescape"))
+def includes_locking_header(tree: SourceTree, graph: IncludeGraph, names: set[str], files: list[Path]):
+    """A test for C files: does it #include a header (.h) of files that names a lock operation
+    outside its #define lines (in a function it defines)?  Directly, `"…/x"` naming every header
+    of the name (graph: by base name, IncludeGraph.by_base_name)."""
     locking = set()
     for path in files:
         if path.suffix != ".h":
             continue
-        text = read(path)
+        text = tree.text(path)
         if not any(n in text for n in names):
             continue
         code = "\n".join(line for _, _, line in logical_lines(code_only(text))
                          if not re.match(r"\s*#\s*define\b", line))
         if any(re.search(rf"\b{re.escape(n)}\b", code) for n in names):
-            locking.add(path.name)
+            locking.add(tree.rel(path))
     if not locking:
         return lambda path: False
-    return lambda path: includes_named(read(path), locking)
+    return lambda path: not graph.includes(tree.rel(path)).isdisjoint(locking)
 
 
 _IFNDEF = re.compile(r"^#\s*ifndef\s+(\w+)\s*$|^#\s*if\s+!\s*defined\s*\(?\s*(\w+)\s*\)?\s*$")

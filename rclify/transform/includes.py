@@ -45,22 +45,29 @@ def include_dirs(root: Path, flags: list[str]) -> list[Path]:
 class IncludeGraph:
     """Which files of the tree each file includes (`direct`, by relative path), read from the
     #include directives of their text (every branch of an #if counts: a superset of what any
-    configuration includes), and what each includes through other files (`closure`).  Two ways to
-    tell the file a directive names, one closure over either:
+    configuration includes).  Asked for a file's own includes (`includes`), what it includes
+    through other files too (`closure`), and the other way, the files that include it, directly
+    (`direct_includers`) or through other files (`includers`).  Two ways to tell the file a
+    directive names, the same queries over either:
 
       by_path       as the compiler looks for it: `"x"` beside the includer, then `"x"` and `<x>`
                     in the root and the -I directories of flags (the compile check's: what
                     must stay unchanged together);
-      by_base_name  `"…/x"`: every header of the tree named x, wherever it is (the analysis's:
-                    which C files reach a header that locks).  Without any flags, so a header
-                    found through an -I directory (libuv's `"uv-common.h"` in src/, included
-                    from src/unix/) or through a path from another directory (`"sys/lock.h"`
-                    for compat/sys/lock.h) is reached; two headers of one name are both reached.
+      by_base_name  `"…/x"`: every header of the tree named x, wherever it is.  Without any
+                    flags, so a header found through an -I directory (libuv's `"uv-common.h"` in
+                    src/, included from src/unix/) or through a path from another directory
+                    (`"sys/lock.h"` for compat/sys/lock.h) is reached; two headers of one name are
+                    both reached.  Built once per transform (pipeline.py) and asked by the
+                    analysis (which C files reach a header that locks: analyse.py; which include a
+                    header whose functions lock: header_sections.py), the lock table (the struct
+                    types a file sees: struct_instances.py) and the compile check (the C files a
+                    header with extracted code is compiled through: compile_check.py).
     """
 
     def __init__(self, direct: dict[str, set[str]]):
         self.direct = direct  # relative path -> the tree files it includes (never itself)
         self._closure: dict[str, set[str]] = {}
+        self._direct_includers: dict[str, set[str]] | None = None  # rel -> the files naming it, once asked
 
     @classmethod
     def by_path(cls, root: Path, files: list[Path], flags: list[str],
@@ -81,15 +88,33 @@ class IncludeGraph:
     def by_base_name(cls, tree: SourceTree, files: list[Path] | None = None) -> "IncludeGraph":
         """Over files (default: the tree's); a header is any file but a C source (.c)."""
         files = tree.files if files is None else files
+        return cls.by_base_name_of({tree.rel(path): tree.text(path) for path in files})
+
+    @classmethod
+    def by_base_name_of(cls, texts: dict[str, str]) -> "IncludeGraph":
+        """by_base_name over {relative path: text} (the lock table's texts)."""
         headers: dict[str, set[str]] = {}
-        for path in files:
-            if path.suffix != ".c":
-                headers.setdefault(path.name, set()).add(tree.rel(path))
+        for rel in texts:
+            if PurePath(rel).suffix != ".c":
+                headers.setdefault(PurePath(rel).name, set()).add(rel)
 
         def named(path: Path, delimiter: str, name: str) -> set[str]:
             return headers.get(PurePath(name).name, set()) if delimiter == '"' else set()
 
-        return cls({tree.rel(path): _included(path, tree.rel(path), tree.text(path), named) for path in files})
+        return cls({rel: _included(Path(rel), rel, text, named) for rel, text in texts.items()})
+
+    def includes(self, rel: str) -> set[str]:
+        """The tree files rel's own directives name (not through other files)."""
+        return self.direct.get(rel, set())
+
+    def direct_includers(self, rel: str) -> set[str]:
+        """The files whose own directives name rel."""
+        if self._direct_includers is None:
+            self._direct_includers = {}
+            for f, included in self.direct.items():
+                for h in included:
+                    self._direct_includers.setdefault(h, set()).add(f)
+        return self._direct_includers.get(rel, set())
 
     def closure(self, rel: str) -> set[str]:
         """Every tree file rel includes, directly or through other files."""
@@ -104,6 +129,7 @@ class IncludeGraph:
         return self._closure[rel]
 
     def includers(self, rel: str) -> set[str]:
+        """Every file that includes rel, directly or through other files."""
         return {f for f in self.direct if rel in self.closure(f)}
 
 

@@ -23,6 +23,7 @@ from rclify.ctext.tokens import balanced
 from rclify.lock_config import LockEntry
 from rclify.transform import lock_helpers
 from rclify.transform.discover import Discovery, Site
+from rclify.transform.includes import IncludeGraph
 from rclify.transform.lock_site import LockSite
 from rclify.transform.struct_instances import struct_locks
 from rclify.transform.zero_initialised_locks import header_includers, name_zero_initialised, zero_filled
@@ -201,11 +202,13 @@ def _match(norm: str, file: str, function: str, sites: list[LockSite]) -> str | 
     return None
 
 
-def build_lock_table(discovery: Discovery, texts: dict[str, str] | None = None) -> LockTable:
+def build_lock_table(discovery: Discovery, texts: dict[str, str] | None = None,
+                     includes: IncludeGraph | None = None) -> LockTable:
     """One LockSite per allocation site of the discovery, with unique stable ids.
 
     texts: {file: text} of the tree's .c and .h files, to decide how zero-initialised definitions
-    get their id (which .c files include a header; whether a static lock is used at all)."""
+    get their id (which .c files include a header; whether a static lock is used at all);
+    includes: their include graph by base name (the pipeline's; else built from texts)."""
     sites: list[LockSite] = []
     common: dict[str, LockSite] = {}  # one object: `pthread_mutex_t m;` tentatively defined in several files
     # one object too: a file-scope variable initialised in each branch of an #if (two definitions of
@@ -229,7 +232,7 @@ def build_lock_table(discovery: Discovery, texts: dict[str, str] | None = None) 
             common[name] = sites[-1]
         if branch_of:
             defined[branch_of] = sites[-1]
-    for lock in struct_locks(texts or {}):  # mutexes inside file-scope struct variables
+    for lock in struct_locks(texts or {}, includes):  # mutexes inside file-scope struct variables
         if not any(s.normalized == lock.normalized and not s.function for s in sites):
             sites.append(LockSite(f"{lock.file}:{lock.normalized}", "static_mutex" if lock.initialized else "mutex_var",
                                   lock.file, lock.line, "", lock.normalized, lock.normalized,

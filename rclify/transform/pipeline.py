@@ -1,7 +1,7 @@
 """`rclify transform`'s steps, in the order data flows (transform_tree.py runs them, or rerun.py on
 a tree rclify has transformed already).
 
-  (read once)          the tree's files, by relative path                     source_tree.py
+  (read once)          the tree's files, by relative path; their includes     source_tree.py, includes.py
   discover  (spatch)   lock allocation sites, init calls, parse failures      discover.py
   analyse   (libclang) the vocabulary (macros, wrappers), statements read as  analyse.py, vocabulary*.py,
                        lock operations, every function's regions, and why a   lock_statements/, regions.py,
@@ -40,6 +40,7 @@ from rclify.transform.analyse import Analysis, analyse, complete_call_graph, reg
 from rclify.ctext.languages import CXX_SUFFIXES, is_cxx
 from rclify.transform.cxx import cxx_regions
 from rclify.transform.discover import NOT_HANDLED, Discovery, discover
+from rclify.transform.includes import IncludeGraph
 from rclify.transform.kept_posix import KeptPosix, find_kept_posix
 from rclify.transform.lock_helpers import kept_call_sites
 from rclify.transform.lock_table import LockTable, build_lock_table
@@ -80,6 +81,7 @@ def analyse_tree(root: Path, files: list[Path], config_path: Path, options: Opti
     progress(f"{len(files) - cxx} C files{f' and {cxx} C++ files' if cxx else ''} under {shown or root}")
 
     tree = SourceTree(root, files)  # every step reads the files from here: once each
+    includes = IncludeGraph.by_base_name(tree)  # and asks one include graph (analysis, lock table, check)
     macro_file = _spatch_macro_file(tree, outcome, progress)
     cleanups = [lambda: macro_file.unlink(missing_ok=True)]
     try:
@@ -101,11 +103,11 @@ def analyse_tree(root: Path, files: list[Path], config_path: Path, options: Opti
     try:
         outcome.build_flags = flags.source
         with _timed(outcome, "libclang_s"):
-            analysis = analyse(root, files, flags.for_file, options.jobs, progress, flags.built, source=tree)
+            analysis = analyse(root, files, flags.for_file, options.jobs, progress, flags.built, tree, includes)
         cleanups.append(analysis.cleanup)
         _record_analysis(analysis, outcome, progress)
 
-        table = build_lock_table(discovery, tree.texts())
+        table = build_lock_table(discovery, tree.texts(), includes)
         outcome.api_notes += table.notes
         kept = find_kept_posix(tree.texts(), discovery, table)  # locks the runtime cannot take over
         outcome.kept_posix = [k.record() for k in kept.kept]
@@ -134,7 +136,7 @@ def analyse_tree(root: Path, files: list[Path], config_path: Path, options: Opti
         outcome.locks = lock_config.merge(entries, existing)  # what the staged lock_config.h declares
         with _timed(outcome, "spatch_rewrite_and_verify_s"), \
                 Staging(tree, table, config_path, flags=flags, jobs=options.jobs, outcome=outcome,
-                        progress=progress, kept=kept, macro_file=macro_file) as staging:
+                        progress=progress, kept=kept, macro_file=macro_file, by_base_name=includes) as staging:
             changed = staging.stage(files, rendered)
             _settle_compile_failures(staging, changed, rerender)
             outcome.changed = changed

@@ -20,11 +20,10 @@ without a mutex, not the one of the same tag that t/read-to-pipe-async.c defines
 
 import re
 from dataclasses import dataclass
-from pathlib import PurePath
 
-from rclify.ctext.preprocessor import quoted_includes
 from rclify.ctext.tokens import code_only
 from rclify.ctext.tree_macros import expand_storage, storage_classes
+from rclify.transform.includes import IncludeGraph
 
 _INIT_TOKEN = re.compile(r"\bPTHREAD_\w*MUTEX_INITIALIZER\w*")
 _FIELD = re.compile(r"\bpthread_mutex_t\s+([A-Za-z_]\w*)\s*;")
@@ -122,15 +121,16 @@ def struct_types(codes: dict[str, str]) -> dict[str, list[str]]:
     return out
 
 
-def struct_locks(texts: dict[str, str]) -> list[StructLock]:
-    """Every mutex field of every file-scope struct variable of the tree (see the module)."""
+def struct_locks(texts: dict[str, str], includes: IncludeGraph | None = None) -> list[StructLock]:
+    """Every mutex field of every file-scope struct variable of the tree (see the module).
+    includes: the include graph of texts' files by base name (the pipeline's; else built here)."""
     storage = storage_classes(texts)  # `local lock l = {...}` with pigz's `#define local static`
     # a file's code is read only where its text names what is looked for: blanking comments,
     # strings and directives and expanding storage macros adds no name (most files name none)
     codes = {f: expand_storage(_without_directives(code_only(t)), storage) for f, t in texts.items()
              if "pthread_mutex_t" in t}
     own = {f: struct_types({f: code}) for f, code in codes.items()}  # no mutex field in the others
-    visible = _visible_types(texts, own)
+    visible = _visible_types(includes or IncludeGraph.by_base_name_of(texts), own)
     names = sorted({key.split()[-1] for types in own.values() for key in types})
     # one alternation for all the tree's struct type names: a search each per file was a second on memcached
     any_name = re.compile(rf"\b(?:{'|'.join(map(re.escape, names))})\b") if names else None
@@ -147,25 +147,13 @@ def struct_locks(texts: dict[str, str]) -> list[StructLock]:
     return found
 
 
-def _visible_types(texts: dict[str, str], own: dict[str, dict[str, list[str]]]):
+def _visible_types(includes: IncludeGraph, own: dict[str, dict[str, list[str]]]):
     """A function of a file: the struct types of it and of the tree's headers it includes, through
-    any chain of them (by base name, as the tree's other include readers do)."""
-    headers: dict[str, list[str]] = {}
-    for f in texts:
-        if not f.endswith(".c"):
-            headers.setdefault(PurePath(f).name, []).append(f)
-    includes = {f: [PurePath(n).name for n in quoted_includes(t)] for f, t in texts.items()}
+    any chain of them (includes: by base name, as the tree's other include readers do)."""
 
     def visible(file: str) -> dict[str, list[str]]:
-        seen, todo, out = {file}, [file], {}
-        while todo:
-            current = todo.pop()
-            for name in includes.get(current, []):
-                for header in headers.get(name, []):
-                    if header not in seen:
-                        seen.add(header)
-                        todo.append(header)
-        for f in sorted(seen - {file}):
+        out: dict[str, list[str]] = {}
+        for f in sorted(includes.closure(file)):
             out.update(own.get(f, {}))
         out.update(own.get(file, {}))  # the file's own definitions win
         return out
