@@ -1,12 +1,16 @@
 """The one include graph (rclify/transform/includes.py): by path, as the compiler looks (the compile
-check's), or by base name (the analysis's), with one closure; and the cases only base names reach,
-through the analysis too."""
+check's), or by base name (the analysis's, the lock table's, the check's includers of a header),
+with one closure; the cases only base names reach, through the analysis too; and each query the
+steps ask against what the code it replaced gave."""
 
-from pathlib import Path
+from pathlib import Path, PurePath
 
+from rclify.ctext.preprocessor import includes_named, quoted_includes
 from rclify.transform.analyse import analyse, regions_of
+from rclify.transform.header_sections import includes_locking_header
 from rclify.transform.includes import IncludeGraph
 from rclify.transform.source_tree import SourceTree
+from rclify.transform.struct_instances import struct_locks
 
 
 def _tree(root: Path, files: dict[str, str]) -> SourceTree:
@@ -78,3 +82,95 @@ def test_the_analysis_parses_a_file_that_locks_through_a_header_only_its_flags_f
     assert work in analysis.parsed and {"LOCK", "UNLOCK"} <= set(analysis.vocab.macros)
     assert [len(f.regions) for f in regions_of(analysis.parsed[work], analysis.vocab)] == [1]
     analysis.cleanup()
+
+
+# The queries the analysis, the lock table and the compile check ask (IncludeGraph.includes,
+# direct_includers, closure), each against what the code they replaced computed from the texts.
+SMALL_TREE = {
+    "src/a.c": '#include "util/lock.h"\n#include <sys.h>\n#include "common.h"\n',
+    "src/b.c": '#include <util/lock.h>\n#include "part.c"\n',  # `<x>` and a C file: no header by base name
+    "src/c.c": '#include "lock.h"\n',
+    "src/part.c": '#include "common.h"\n',
+    "src/util/lock.h": "#include <pthread.h>\nstatic inline void take(pthread_mutex_t *m) { pthread_mutex_lock(m); }\n",
+    "lib/lock.h": "#define TAKE(m) pthread_mutex_lock(m)\n",  # the same base name; locks in a #define only
+    "sys.h": "",
+    "include/common.h": '#include "sub/inner.h"\n',  # a chain: common.h -> inner.h -> deep.h
+    "include/sub/inner.h": '#include "deep.h"\n#include "common.h"\n',
+    "include/sub/deep.h": "struct s { pthread_mutex_t m; };\n",
+}
+
+
+def _old_includes(texts: dict[str, str], rel: str) -> set[str]:
+    """The headers of the tree named like one of rel's `"x"` includes (includes_named's reading)."""
+    names = {PurePath(n).name for n in quoted_includes(texts[rel])}
+    return {h for h in texts if not h.endswith(".c") and PurePath(h).name in names} - {rel}
+
+
+def _old_visible(texts: dict[str, str], rel: str) -> set[str]:
+    """struct_instances' chain of quoted includes by base name, before it asked the graph."""
+    seen, todo = {rel}, [rel]
+    while todo:
+        for h in _old_includes(texts, todo.pop()):
+            if h not in seen:
+                seen.add(h)
+                todo.append(h)
+    return seen - {rel}
+
+
+def test_a_files_own_includes_are_its_quoted_includes_by_base_name(tmp_path):
+    tree = _tree(tmp_path, SMALL_TREE)
+    graph = IncludeGraph.by_base_name(tree)
+    for rel in SMALL_TREE:
+        assert graph.includes(rel) == _old_includes(SMALL_TREE, rel), rel
+    assert graph.includes("src/a.c") == {"src/util/lock.h", "lib/lock.h", "include/common.h"}
+    assert graph.includes("src/b.c") == set()
+
+
+def test_the_c_files_that_include_a_header_directly_as_the_compile_check_read_them(tmp_path):
+    """Staging._includers: the C files naming the header's base name in a `"x"` include."""
+    tree = _tree(tmp_path, SMALL_TREE)
+    graph = IncludeGraph.by_base_name(tree)
+    c_files = [rel for rel in sorted(SMALL_TREE) if rel.endswith(".c")]
+    for header in (h for h in SMALL_TREE if not h.endswith(".c")):
+        old = [rel for rel in c_files if includes_named(SMALL_TREE[rel], {PurePath(header).name})]
+        assert [rel for rel in c_files if rel in graph.direct_includers(header)] == old, header
+    assert graph.direct_includers("lib/lock.h") == {"src/a.c", "src/c.c"}
+    assert graph.direct_includers("include/common.h") == {"src/a.c", "src/part.c", "include/sub/inner.h"}
+    assert graph.includers("include/sub/deep.h") == {"src/a.c", "src/part.c", "include/common.h",
+                                                     "include/sub/inner.h"}
+
+
+def test_the_headers_a_file_reaches_through_a_chain_as_struct_instances_read_them(tmp_path):
+    tree = _tree(tmp_path, SMALL_TREE)
+    graph = IncludeGraph.by_base_name(tree)
+    for rel in SMALL_TREE:
+        assert graph.closure(rel) == _old_visible(SMALL_TREE, rel), rel
+    assert graph.closure("src/a.c") == {"src/util/lock.h", "lib/lock.h", "include/common.h",
+                                        "include/sub/inner.h", "include/sub/deep.h"}
+    assert graph.closure("include/common.h") == {"include/sub/inner.h", "include/sub/deep.h"}  # not itself
+    assert IncludeGraph.by_base_name_of(tree.texts()).direct == graph.direct
+
+
+def test_a_c_file_including_a_header_whose_functions_lock(tmp_path):
+    """includes_locking_header: src/util/lock.h locks in a function; a `"lock.h"` of any directory
+    names it (by base name, as before); lib/lock.h alone (a #define) would not count."""
+    tree = _tree(tmp_path, SMALL_TREE)
+    test = includes_locking_header(tree, IncludeGraph.by_base_name(tree), {"pthread_mutex_lock"}, tree.files)
+    locking = {"lock.h"}  # the base names the replaced code kept
+    for rel in (r for r in SMALL_TREE if r.endswith(".c")):
+        assert test(tmp_path / rel) == includes_named(SMALL_TREE[rel], locking), rel
+    assert [r for r in sorted(SMALL_TREE) if r.endswith(".c") and test(tmp_path / r)] == ["src/a.c", "src/c.c"]
+    without = {rel: text for rel, text in SMALL_TREE.items() if rel != "src/util/lock.h"}
+    tree = _tree(tmp_path / "without", without)
+    test = includes_locking_header(tree, IncludeGraph.by_base_name(tree), {"pthread_mutex_lock"}, tree.files)
+    assert not any(test(f) for f in tree.files)
+
+
+def test_struct_types_through_the_graph_given_or_built(tmp_path):
+    """struct_locks sees deep.h's struct s through common.h and inner.h, the same whether the
+    pipeline's graph is handed to it or it builds one from the texts."""
+    texts = {**SMALL_TREE, "src/a.c": SMALL_TREE["src/a.c"] + "static struct s one;\n"}
+    tree = _tree(tmp_path, texts)
+    given = struct_locks(texts, IncludeGraph.by_base_name(tree))
+    assert [(s.file, s.variable, s.field) for s in given] == [("src/a.c", "one", "m")]
+    assert struct_locks(texts) == given
