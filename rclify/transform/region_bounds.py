@@ -112,7 +112,8 @@ def _lock_statement_region(at: StatementAt) -> Region:
         region.lock_end = stmt_range(parsed, following[0])[1]  # dead once the runtime has the lock
         following = following[1:]
     reason = Reason.LOCK_UNLOCK_IN_DIFFERENT_FUNCTIONS if at.in_function_body else Reason.UNBALANCED_REGION
-    fresh = dataclasses.replace(region, exits=[], problems=[], windows=[], blank_directives=[])
+    fresh = dataclasses.replace(region, exits=[], problems=[], windows=[], blank_directives=[],
+                                shape_data={})
     close(parsed, vocab, region, following, reason)
     if region.problems and (loop := loop_carried.loop_region(parsed, vocab, region, following)) is not None:
         region.lifted = None  # a loop-carried section's pieces keep their text: va_list refused

@@ -18,6 +18,19 @@ as lock/unlock calls, which the runtime runs in hybrid mode (rclify/transform/re
 RegionAnalysis (region_walk.py) reads a region's statements to find them; region_bounds.py finds
 where each region starts and ends (asking the shapes of shapes.STARTS, each idiom's bounds in its
 shape's module), region_checks.py checks it whole once its end is known.
+
+What one shape alone reads of a region (where the region starts, or a piece of text it writes in
+the call site: the flag of a flag-conditional region, the push a cleanup-pop region keeps) is
+that shape's own small dataclass, in its module, kept in the one slot `Region.shape_data` under
+the shape's name (Shape.data, Shape.keep): a dict rather than one object, since a region may have
+several shapes at once (a loop-carried section under a conditional lock, a statement macro with
+variadic reads), each with its own.  A field that the generic machinery reads too (render.py's
+generic parts, plan.py, hoisting.py, region_checks.py, region_records.py's report, Region's own
+methods) stays a field of Region, so that this code need not know the shape: `is_trylock` and
+the trylock's `after` (`home`, `later`, the call site's dispatch), `otherwise` (that dispatch),
+`loop` and `lifted` (`unlocked_spans`, the resumable call site, the report), `blank_directives`
+(the edits of every section), `open_block` (hoisting.py), `expansion` (plan.py's captures, the
+report).
 """
 
 from dataclasses import dataclass, field
@@ -129,15 +142,12 @@ class Region(Refusable):
     # a statement macro's section: its text is the expansion's
     expansion: MacroSection | None = None
     unrecognized: str = ""  # with an unrecognized-lock-shape refusal: what was not recognised
-    # `pthread_cleanup_push(unlock, &m);` of a section its `pthread_cleanup_pop(1)` releases: the call
-    # site keeps the push and pops without running the handler (shapes/cleanup_pop.py)
-    released_by_pop: str = ""
     # the name of the shape whose bounds found the region (shapes.STARTS: region_at, regions_in;
     # "": a lock statement's own region, region_bounds.py's)
     started_by: str = ""
-    # what that shape read where the region starts, for its own rendering (a new idiom keeps what
-    # it needs here rather than in a field of its own)
-    shape_reading: object = None
+    # what each shape read of the region for its own rendering, by the shape's name: its own small
+    # dataclass (see the module)
+    shape_data: dict[str, object] = field(default_factory=dict)
 
     def unlocked_spans(self) -> list[tuple[int, int]]:
         """What runs in the caller, unlocked, though inside [lock_end, body_end): exits' tails,

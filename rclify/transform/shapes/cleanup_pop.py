@@ -17,6 +17,7 @@ inside a push/pop pair: cancellation_cleanups.py.
 """
 
 import re
+from dataclasses import dataclass
 
 import clang.cindex as ci
 
@@ -38,12 +39,19 @@ _PUSH = re.compile(r"pthread_cleanup_push\s*\(")
 _POP = re.compile(r"pthread_cleanup_pop\s*\(\s*(\w+)\s*\)")
 
 
+@dataclass
+class PopRelease:
+    """What a cleanup-pop region's call site needs (Shape.data)."""
+
+    push: str  # `pthread_cleanup_push(unlock, &m);`: kept before the call, popped without running
+
+
 class CleanupPop(Shape):
     name = "cleanup-pop"
     fixture = "cleanup_pop_unlock"
 
     def applies(self, region: Region) -> bool:
-        return bool(region.released_by_pop)
+        return self.data(region) is not None
 
     def region_at(self, at: StatementAt) -> Region | None:
         if at.op is None:
@@ -55,7 +63,7 @@ class CleanupPop(Shape):
         return popped[0]
 
     def call_site(self, writing: Writing, call: str) -> str:
-        return f"{writing.region.released_by_pop}\n{writing.indent}{call} pthread_cleanup_pop(0);"
+        return f"{self.data(writing.region).push}\n{writing.indent}{call} pthread_cleanup_pop(0);"
 
 
 SHAPE = CleanupPop()
@@ -84,7 +92,7 @@ def _pop_released_region(parsed: ParsedFile, vocab: Vocabulary, function: ci.Cur
     body_start = push_end if lock_start < push_start else lock_end
     region = Region(parsed, function, home, op, start, body_start, pop_start, pop_end, children[i].extent.start.line)
     region.body_end_stmt = pop_end
-    region.released_by_pop = parsed.text(push_start, push_end).strip()
+    SHAPE.keep(region, PopRelease(parsed.text(push_start, push_end).strip()))
     analysis = RegionAnalysis(parsed, vocab, op.key)
     analysis.block(statements, is_switch_body=False)
     if analysis.exits:  # leaving a push/pop pair by a jump is undefined: never moved

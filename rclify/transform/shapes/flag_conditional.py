@@ -5,6 +5,8 @@ evaluates c once and runs the section through the runtime when it holds, or call
 function directly, holding nothing, when it does not (run).  Why that is sound, and what is left
 hybrid (lock-under-condition): docs/transform.md, "Locks taken under a flag"."""
 
+from dataclasses import dataclass
+
 import clang.cindex as ci
 
 from rclify.ctext.cparse import ParsedFile, statement_range
@@ -27,6 +29,13 @@ _PURE_CALLS = {"__builtin_expect", "likely", "unlikely", "LIKELY", "UNLIKELY", "
 _WRITES = {"=", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<=", ">>=", "++", "--"}
 
 
+@dataclass
+class FlagReading:
+    """What a flag-conditional region's call site needs (Shape.data): the flag."""
+
+    flag: str  # c's text, evaluated once at the call site (run)
+
+
 class FlagConditional(Shape):
     name = "flag-conditional"
     fixture = "flag_conditional_lock"
@@ -36,7 +45,7 @@ class FlagConditional(Shape):
         return region.started_by == self.name
 
     def run(self, writing: Writing, locked: str, unlocked: str) -> str:
-        return f"(({writing.region.shape_reading}) ? {locked} : {unlocked})"  # the flag
+        return f"(({self.data(writing.region).flag}) ? {locked} : {unlocked})"
 
     def region_at(self, at: StatementAt) -> Region | None:
         if at.op is not None or at.children[at.i].kind == K.LABEL_STMT:
@@ -53,7 +62,8 @@ class FlagConditional(Shape):
         unlock = _flag_and_op(parsed.text(body_end, end), vocab, "unlock")[1]
         region = Region(parsed, at.function, at.compound, lock, start, lock_end, body_end, end,
                         at.children[at.i].extent.start.line)
-        region.body_end_stmt, region.shape_reading = end, flag
+        region.body_end_stmt = end
+        self.keep(region, FlagReading(flag))
         region.end_result, region.end_work = unlock.result, unlock.work
         region.end_work_of = unlock.wrapper if unlock.work else None
         statements = at.children[at.i + 1 : close]

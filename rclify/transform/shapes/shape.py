@@ -84,6 +84,15 @@ class Shape:
     def applies(self, region: Region) -> bool:
         raise NotImplementedError
 
+    def data(self, region: Region):
+        """What this shape read of the region for its own rendering (its module's dataclass,
+        kept by keep), or None: regions.py says why it is one slot of the region."""
+        return region.shape_data.get(self.name)
+
+    def keep(self, region: Region, data: object) -> None:
+        """Keeps data, what this shape read of the region, for its own rendering (data)."""
+        region.shape_data[self.name] = data
+
     def body(self, writing: Writing) -> str | None:
         """The section's text (None: the default, the region's own text with its edits)."""
         return None
