@@ -112,13 +112,6 @@ class Region(Refusable):
     after: tuple[int, int] | None = None  # trylock: rest of the then-block, run in the caller
     otherwise: tuple[int, int] | None = None  # trylock: the else branch, run when busy
     end_result: str = ""  # keeps the final unlock's result variable
-    # `#if THREADS` line when every lock and unlock of the region sits alone in such a block:
-    # start/lock_end/body_end/end and the exits' unlock spans then cover the blocks (render.py)
-    conditional_lock: str = ""
-    # what else those blocks hold: statements before the lock in its block, after the final unlock
-    # in its block; kept in place around the call under the condition (render.py)
-    conditional_before: tuple[int, int] | None = None
-    conditional_after: tuple[int, int] | None = None
     end_work: str = ""  # the final unlock wrapper's work, run at the end of the section
     end_work_of: Wrapper | None = None  # that wrapper
     # the final unlock is labeled (`out_unlock: unlock(&m);`, gotos of the section jump there): the
@@ -132,8 +125,10 @@ class Region(Refusable):
     # a bare block `{ T x = ...; unlock(&m); use(x); }` of the home block in which the section
     # ends: the section takes what precedes the unlock in it, the caller the rest (render.py)
     open_block: ci.Cursor | None = None
-    # its unlock's and relock's `#if THREADS` / `#endif` lines, left out of the pieces written under
-    # the condition (conditional_lock)
+    # where every lock and unlock of the region sits alone in an `#if THREADS` block (its start,
+    # lock_end, body_end, end and exits' unlock spans then cover the blocks: shapes/conditional_lock.py),
+    # the #if / #endif lines left out of the pieces written under the condition: a loop-carried
+    # section's unlock's and relock's, a final unlock's block opening inside the section
     blank_directives: list[tuple[int, int]] = field(default_factory=list)
     windows: list[Window] = field(default_factory=list)  # unlock/relock pairs inside (Window)
     # `va_start(ap, x); v = va_arg(ap, T); va_end(ap);` of the region, run before the lock by the

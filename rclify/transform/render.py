@@ -277,7 +277,8 @@ class FileRenderer:
         # condition, so every configuration the original builds in still builds (no unused static
         # function, no reference to what the other branch declares)
         conditions = [g for g in guards_at(self.parsed.data, region.start, since=fn.extent.start.offset)
-                      if g != self.parsed.guard_line] + [region.conditional_lock] * bool(region.conditional_lock) \
+                      if g != self.parsed.guard_line] \
+            + [c for shape in SHAPES if shape.applies(region) for c in shape.conditions(region)] \
             + list(region.lock.conditions)
         if conditions:
             cs = "".join(f"{c}\n" for c in conditions) + cs.rstrip("\n") + "\n" + "#endif\n" * len(conditions)

@@ -3,6 +3,8 @@ asked by region_checks.py of a region that splits an #if pair): the section exis
 nothing there).  What else the blocks hold stays in place around the call, under the condition:
 the lock's block's other statements before it, the final unlock's block's after it."""
 
+from dataclasses import dataclass
+
 from rclify.ctext.cparse import ParsedFile
 from rclify.ctext.preprocessor import (ConditionalBlock, conditional_around, conditional_block, same_condition,
                                        splits_conditional)
@@ -10,25 +12,40 @@ from rclify.transform.regions import Region
 from rclify.transform.shapes.shape import Shape, Writing
 
 
+@dataclass
+class ConditionalBlocks:
+    """What a region widened to its #if blocks keeps for its rendering (Shape.data)."""
+
+    line: str  # the `#if THREADS` line: the section and its call exist under it
+    # what else the blocks hold, kept in place around the call under the condition: statements
+    # before the lock in its block, after the final unlock in its block
+    before: tuple[int, int] | None = None
+    after: tuple[int, int] | None = None
+
+
 class ConditionalLock(Shape):
     name = "conditional-lock"
     fixture = "conditional_lock_blocks"
 
     def applies(self, region: Region) -> bool:
-        return bool(region.conditional_lock)
+        return self.data(region) is not None
+
+    def conditions(self, region: Region) -> list[str]:
+        return [self.data(region).line]
 
     def call_site(self, writing: Writing, call: str) -> str:
         region, renderer = writing.region, writing.renderer
+        blocks = self.data(region)
         before = after = ""
-        if region.conditional_before:
-            a, b = region.conditional_before
+        if blocks.before:
+            a, b = blocks.before
             before = f"#line {renderer.line(a)}\n{renderer.parsed.text(a, b).rstrip()}\n"
-        if region.conditional_after:
-            a, b = region.conditional_after
+        if blocks.after:
+            a, b = blocks.after
             text = renderer.parsed.text(a, b)
             text = text[text.rfind("\n", 0, len(text) - len(text.lstrip())) + 1:]  # from its first code line
             after = f"\n#line {renderer.code_line(a)}\n{text.rstrip()}"
-        return renderer.or_original(region, region.conditional_lock, f"{before}{call}{after}")
+        return renderer.or_original(region, blocks.line, f"{before}{call}{after}")
 
 
 SHAPE = ConditionalLock()
@@ -66,12 +83,13 @@ def widen_to_conditional_locks(parsed: ParsedFile, region: Region) -> bool:
     new_end = final.end if final is not None else region.end
     if splits_conditional(parsed.text(lock.start, new_end)):
         return False
+    kept = ConditionalBlocks(lock.line)
     if data[lock.body_start:region.start].strip():
-        region.conditional_before = (lock.body_start, region.start)
+        kept.before = (lock.body_start, region.start)
     region.start, region.lock_end = lock.start, lock.end
     if final is not None:
         if data[region.end:final.body_end].strip():
-            region.conditional_after = (region.end, final.body_end)
+            kept.after = (region.end, final.body_end)
         if final_opens_inside:
             region.end = final.end
         else:
@@ -79,7 +97,7 @@ def widen_to_conditional_locks(parsed: ParsedFile, region: Region) -> bool:
     for exit_, block in zip(region.exits, blocks):
         exit_.unlock_start, exit_.tail_start = block.start, block.end
     region.body_end_stmt = region.end
-    region.conditional_lock = lock.line
+    SHAPE.keep(region, kept)
     # under the condition the section is written for, the loop's own #if lines of it go
     # (the unlock's block ends in the unlocked part, the relock's starts there)
     region.blank_directives = sorted({span for b in inner for span in ((b.start, b.body_start), (b.body_end, b.end))}
@@ -90,3 +108,9 @@ def widen_to_conditional_locks(parsed: ParsedFile, region: Region) -> bool:
         if loop.after is not None:
             loop.after = (loop.after[0], region.body_end)
     return True
+
+
+def condition_of(region: Region) -> str:
+    """The `#if THREADS` line of a region widened to its #if blocks; "" for any other."""
+    blocks = SHAPE.data(region)
+    return blocks.line if blocks is not None else ""

@@ -93,6 +93,11 @@ class Shape:
         """Keeps data, what this shape read of the region, for its own rendering (data)."""
         region.shape_data[self.name] = data
 
+    def conditions(self, region: Region) -> list[str]:
+        """The #if lines the section's struct and function exist under, asked where the shape
+        applies (render.py, after the region's own #if guards, before its lock macro's)."""
+        return []
+
     def body(self, writing: Writing) -> str | None:
         """The section's text (None: the default, the region's own text with its edits)."""
         return None

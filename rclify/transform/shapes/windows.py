@@ -9,6 +9,7 @@ from rclify.transform import hoisting
 from rclify.transform.function_locals import Declarations
 from rclify.transform.refusals import Reason, Refusal
 from rclify.transform.regions import Region, Window
+from rclify.transform.shapes.conditional_lock import condition_of
 from rclify.transform.shapes.shape import Shape
 
 
@@ -55,7 +56,7 @@ def guards(region: Region, w: Window) -> list[str]:
     the caller exist under them), but the region's own optional-locking condition: everything
     generated for the region is already under it."""
     return [g for g in guards_at(region.parsed.data, w.unlock_start, since=region.lock_end)
-            if not (region.conditional_lock and same_condition(g, region.conditional_lock))]
+            if not (condition_of(region) and same_condition(g, condition_of(region)))]
 
 
 def check_locals(region: Region, decls: Declarations, hoisted: set[int]) -> None:
