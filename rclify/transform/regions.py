@@ -20,7 +20,8 @@ where each region starts and ends (asking the shapes of shapes.STARTS, each idio
 shape's module), region_checks.py checks it whole once its end is known.
 
 What one shape alone reads of a region (where the region starts, or a piece of text it writes in
-the call site: the flag of a flag-conditional region, the push a cleanup-pop region keeps) is
+the call site: the flag of a flag-conditional region, the push a cleanup-pop region keeps, the
+#if line and the statements kept around the call of a region widened to its #if blocks) is
 that shape's own small dataclass, in its module, kept in the one slot `Region.shape_data` under
 the shape's name (Shape.data, Shape.keep): a dict rather than one object, since a region may have
 several shapes at once (a loop-carried section under a conditional lock, a statement macro with

@@ -38,7 +38,12 @@ shapes use them back; the lists the walk and render.py ask (STARTS, SHAPES, BODY
 registry.py's, not this package's, so that importing one shape imports no other: the imports
 have no cycle (tests/test_shapes.py checks it).
 
-render.py asks SHAPES' applies, body (BODY_ORDER) and call_site.  Why moving each is sound is
+What a shape reads of its region for its own rendering is its module's small dataclass, kept in
+the region's one slot for it (Shape.keep, Shape.data: Region.shape_data, by the shape's name;
+regions.py says why a slot and which fields stay Region's).
+
+render.py asks SHAPES' applies, body (BODY_ORDER), call_site and conditions (the #if lines a
+section's function exists under).  Why moving each is sound is
 written in docs/transform.md.  Each shape names its extraction fixture
 (tests/fixtures/extract/<fixture>/): tests/test_shapes.py fails for a shape without one, or whose
 fixture has no region of the shape.

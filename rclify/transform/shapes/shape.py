@@ -1,6 +1,7 @@
 """What a region shape is (see the package): where its regions start and end (region_at,
 regions_in, asked by region_bounds.py's walk through shapes.STARTS) and how its section and call
-site are written (applies, body, call_site, asked by render.py through SHAPES)."""
+site are written (applies, body, call_site, conditions, asked by render.py through SHAPES), from
+what it read of the region (data, keep: its own dataclass in Region.shape_data)."""
 
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
