@@ -232,6 +232,8 @@ def build_lock_table(discovery: Discovery, texts: dict[str, str] | None = None,
             common[name] = sites[-1]
         if branch_of:
             defined[branch_of] = sites[-1]
+    if includes is None:
+        includes = IncludeGraph.by_base_name_of(texts or {})
     for lock in struct_locks(texts or {}, includes):  # mutexes inside file-scope struct variables
         if not any(s.normalized == lock.normalized and not s.function for s in sites):
             sites.append(LockSite(f"{lock.file}:{lock.normalized}", "static_mutex" if lock.initialized else "mutex_var",
@@ -272,7 +274,7 @@ def build_lock_table(discovery: Discovery, texts: dict[str, str] | None = None,
         else:
             seen[site.lock_id] = 1
     sites, notes = lock_helpers.link(helpers, sites)  # the helpers' init sites, by id
-    includers = header_includers(texts or {})
+    includers = header_includers(includes)
     notes += [note for site in sites if (note := name_zero_initialised(site, includers, texts or {}))]
     named = {s.member or last_member(s.normalized) for s in sites if s.kind in ("mutex_init", "helper_call") or s.member}
     for f in discovery.sites:  # struct fields: pthread_mutex_init calls or struct variables give their instances ids

@@ -5,9 +5,9 @@ build_lock_table (lock_table.py) decides it for every site."""
 
 import re
 
-from rclify.ctext.preprocessor import quoted_includes
 from rclify.ctext.tokens import code_only
 from rclify.transform.discover import Site
+from rclify.transform.includes import IncludeGraph
 from rclify.transform.lock_site import LockSite
 
 
@@ -83,16 +83,10 @@ def _name_zero_struct_field(site: LockSite, includers: dict[str, list[str]]) -> 
     return ""
 
 
-def header_includers(texts: dict[str, str]) -> dict[str, list[str]]:
-    """{header: the .c files that #include it by a path ending in its name}, from {file: text}."""
-    headers = [f for f in texts if f.endswith(".h")]
+def header_includers(includes: IncludeGraph) -> dict[str, list[str]]:
+    """{header (.h): the .c files that #include it by a path ending in its name, sorted}."""
     out: dict[str, list[str]] = {}
-    for file, text in sorted(texts.items()):
-        if not file.endswith(".c"):
-            continue
-        included = quoted_includes(text)
-        for header in headers:
-            name = header.rsplit("/", 1)[-1]
-            if any(inc == header or inc.rsplit("/", 1)[-1] == name for inc in included):
-                out.setdefault(header, []).append(file)
+    for header in (f for f in includes.direct if f.endswith(".h")):
+        if found := sorted(f for f in includes.direct_includers(header) if f.endswith(".c")):
+            out[header] = found
     return out
