@@ -117,8 +117,11 @@ def test_config_outside_the_tree_is_refused_and_in_a_subfolder_works(tmp_path):
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP])
 def test_sigterm_ends_the_commands_children_with_it(tmp_path, sig):
     tree = tree_of(tmp_path)
+    # rclify keeps a signal its parent ignores (nohup's SIGHUP: interrupt.install), so the child
+    # starts with the default: the test must not depend on how the suite itself was started
     proc = subprocess.Popen([sys.executable, "-m", "rclify", "check", str(tree), "--build", "sleep 300; true",
-                             "--test", "true"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                             "--test", "true"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(sig, signal.SIG_DFL))
 
     def sleepers() -> list[int]:
         return [p for p in interrupt._descendants(proc.pid) if interrupt._alive(p)
@@ -135,6 +138,26 @@ def test_sigterm_ends_the_commands_children_with_it(tmp_path, sig):
     assert err.strip().splitlines()[-1] == f"rclify check: interrupted ({signal.Signals(sig).name})"
     time.sleep(0.2)
     assert not [p for p in started if interrupt._alive(p)]  # no orphan left running
+
+
+def test_a_hangup_ignored_by_the_parent_stays_ignored(tmp_path):
+    """Under nohup (SIGHUP ignored when rclify starts), a hangup does not end the command: only
+    the signals it was started listening to do (interrupt.install keeps SIG_IGN)."""
+    tree = tree_of(tmp_path)
+    proc = subprocess.Popen([sys.executable, "-m", "rclify", "check", str(tree), "--build", "sleep 300; true",
+                             "--test", "true"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGHUP, signal.SIG_IGN))
+    deadline = time.monotonic() + 120
+    while not [p for p in interrupt._descendants(proc.pid)
+               if interrupt._alive(p) and Path(f"/proc/{p}/comm").read_text().strip() == "sleep"]:
+        assert time.monotonic() < deadline and proc.poll() is None, proc.communicate()
+        time.sleep(0.1)
+    proc.send_signal(signal.SIGHUP)
+    time.sleep(1)
+    assert proc.poll() is None  # still building
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 128 + signal.SIGTERM, err
 
 
 def test_check_exits_1_when_the_transform_would_change_the_tree(tmp_path):
