@@ -95,7 +95,7 @@ def _flag_and_op(text: str, vocab: Vocabulary, kind: str, depth: int = 0) -> tup
         close = matching_bracket(tokens, 1)
         if [t.text for t in tokens[close + 1 :]] in (["while", "(", "0", ")"], ["while", "(", "false", ")"]):
             inner = text[tokens[2].start : tokens[close].start]
-    elif first in vocab.macros and len(tokens) > 1:
+    elif first in vocab.macros:
         inner = _invoked(vocab.macros[first], tokens, text)
     if inner is not None:
         return _flag_and_op(inner, vocab, kind, depth + 1)
@@ -117,7 +117,7 @@ def _invoked(macro: Macro, tokens: list[Token], text: str) -> str | None:
         return None
     if not macro.params:  # `X` or `X()` (git's `read_sha1_lock()`: a statement, `X()` is no call of it)
         return macro.body if [t.text for t in tokens[1:]] in ([], ["(", ")"]) else None
-    if tokens[1].text != "(" or matching_bracket(tokens, 1) != len(tokens) - 1:
+    if len(tokens) < 2 or tokens[1].text != "(" or matching_bracket(tokens, 1) != len(tokens) - 1:
         return None
     return substitute(macro.body, macro.params, split_args(text[tokens[1].end : tokens[-1].start]),
                       parenthesize=False)
