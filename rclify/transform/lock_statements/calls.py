@@ -21,8 +21,8 @@ from rclify import pthread_api
 from rclify.ctext.tokens import Token, identifiers_used, matching_bracket, normalize, pretty, split_args, tokenize
 from rclify.transform.lock_statements.checked import (classify_asserted, classify_assigned, classify_checked,
                                                       classify_or_die)
-from rclify.transform.lock_statements.expansion import (MAX_EXPANSION_DEPTH, joined, statement_tokens, substitute,
-                                                        unwrapped)
+from rclify.transform.lock_statements.expansion import (MAX_EXPANSION_DEPTH, enclosed_statement, joined,
+                                                        statement_tokens, substitute, unwrapped)
 from rclify.transform.vocabulary import PTHREAD_OPS, LockOp, Macro, Vocabulary
 
 PTHREAD_ARITY = pthread_api.LOCK_ARITY  # the others take the mutex only
@@ -34,14 +34,8 @@ def classify(text: str, vocab: Vocabulary, depth: int = 0) -> LockOp | None:
     if not tokens:
         return None
     first = tokens[0].text
-    if first == "{" and matching_bracket(tokens, 0) == len(tokens) - 1:
-        return classify(text[tokens[0].end : tokens[-1].start], vocab, depth + 1)
-    if first == "do" and len(tokens) > 6 and tokens[1].text == "{":
-        close = matching_bracket(tokens, 1)
-        tail = [t.text for t in tokens[close + 1 :]]
-        if tail in (["while", "(", "0", ")"], ["while", "(", "false", ")"]):
-            return classify(text[tokens[2].start : tokens[close].start], vocab, depth + 1)
-        return None
+    if (inner := enclosed_statement(tokens, text)) is not None:  # `{ S }`, `do { S } while (0)`
+        return classify(inner, vocab, depth + 1) if inner else None
     if first == "(" and len(tokens) > 3 and tokens[1].text == "void" and tokens[2].text == ")":
         return classify(text[tokens[3].start : tokens[-1].end], vocab, depth + 1)
     if (rest := _after_result_declaration(tokens, text)) is not None:

@@ -95,11 +95,27 @@ def unwrapped(expr: str) -> str:
     return expr
 
 
-def invocation_body(macro: Macro, tokens: list[Token], text: str) -> str | None:
+def invocation_body(macro: Macro, tokens: list[Token], text: str, parenthesize: bool = True) -> str | None:
     """The body of `macro` as invoked by the whole of text (tokens: its tokens), arguments
-    substituted; None when text is not exactly one invocation of it."""
+    substituted (in parentheses unless parenthesize is False: see substitute); None when text is
+    not exactly one invocation of it."""
     if not macro.params:
         return macro.body if len(tokens) == 1 else None
     if len(tokens) < 3 or tokens[1].text != "(" or matching_bracket(tokens, 1) != len(tokens) - 1:
         return None
-    return substitute(macro.body, macro.params, split_args(text[tokens[1].end : tokens[-1].start]))
+    return substitute(macro.body, macro.params, split_args(text[tokens[1].end : tokens[-1].start]), parenthesize)
+
+
+def enclosed_statement(tokens: list[Token], text: str) -> str | None:
+    """What a statement encloses when it is only a wrapper (macros leave them): `{ S }` or
+    `do { S } while (0)` gives S's text; "" for another `do`; None for any other statement."""
+    first = tokens[0].text if tokens else ""
+    if first == "{" and matching_bracket(tokens, 0) == len(tokens) - 1:
+        return text[tokens[0].end : tokens[-1].start]
+    if first == "do" and len(tokens) > 6 and tokens[1].text == "{":
+        close = matching_bracket(tokens, 1)
+        tail = [t.text for t in tokens[close + 1 :]]
+        if tail in (["while", "(", "0", ")"], ["while", "(", "false", ")"]):
+            return text[tokens[2].start : tokens[close].start]
+        return ""
+    return None

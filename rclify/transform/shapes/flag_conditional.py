@@ -11,16 +11,16 @@ import clang.cindex as ci
 
 from rclify.ctext.cparse import ParsedFile, statement_range
 from rclify.ctext.cursors import child_nodes
-from rclify.ctext.tokens import Token, identifiers_used, matching_bracket, normalize, split_args, tokenize
+from rclify.ctext.tokens import Token, identifiers_used, matching_bracket, normalize, tokenize
 from rclify.pthread_api import WAITS
 from rclify.transform.region_checks import finish_region
 from rclify.transform.lock_statements.calls import classify
-from rclify.transform.lock_statements.expansion import statement_tokens, substitute
+from rclify.transform.lock_statements.expansion import enclosed_statement, invocation_body, statement_tokens
 from rclify.transform.refusals import Reason
 from rclify.transform.region_walk import HELD, RegionAnalysis
 from rclify.transform.regions import Region
 from rclify.transform.shapes.shape import Shape, StatementAt, Writing
-from rclify.transform.vocabulary import LockOp, Macro, Vocabulary
+from rclify.transform.vocabulary import LockOp, Vocabulary
 
 K = ci.CursorKind
 
@@ -88,15 +88,14 @@ def _flag_and_op(text: str, vocab: Vocabulary, kind: str, depth: int = 0) -> tup
     tokens = statement_tokens(text, depth)
     if not tokens:
         return "", None
-    first, inner = tokens[0].text, None
-    if first == "{" and matching_bracket(tokens, 0) == len(tokens) - 1:
-        inner = text[tokens[0].end : tokens[-1].start]
-    elif first == "do" and len(tokens) > 6 and tokens[1].text == "{":
-        close = matching_bracket(tokens, 1)
-        if [t.text for t in tokens[close + 1 :]] in (["while", "(", "0", ")"], ["while", "(", "false", ")"]):
-            inner = text[tokens[2].start : tokens[close].start]
-    elif first in vocab.macros:
-        inner = _invoked(vocab.macros[first], tokens, text)
+    first = tokens[0].text
+    inner = enclosed_statement(tokens, text)  # `{ S }`, `do { S } while (0)`
+    if inner is None and first in vocab.macros and not vocab.macros[first].conditions:
+        # a macro defined under an #if is not read so: its other definitions may not lock under a flag
+        if [t.text for t in tokens[1:]] == ["(", ")"] and not vocab.macros[first].params:
+            inner = vocab.macros[first].body  # git's `read_sha1_lock()`: `X()` is no call of a statement
+        else:
+            inner = invocation_body(vocab.macros[first], tokens, text, parenthesize=False)
     if inner is not None:
         return _flag_and_op(inner, vocab, kind, depth + 1)
     if len(tokens) < 4 or first != "if" or tokens[1].text != "(":
@@ -107,20 +106,6 @@ def _flag_and_op(text: str, vocab: Vocabulary, kind: str, depth: int = 0) -> tup
     op = classify(text[tokens[close].end :], vocab)
     flag = text[tokens[2].start : tokens[close].start].strip()
     return (flag, op) if op is not None and op.kind == kind else ("", None)
-
-
-def _invoked(macro: Macro, tokens: list[Token], text: str) -> str | None:
-    """The body of a function-like macro invoked by the whole of text, its arguments substituted
-    as the preprocessor does, without parentheses added (c is written at the call site as is).
-    None for a macro defined under an #if: its other definitions may not lock under a flag."""
-    if macro.conditions:
-        return None
-    if not macro.params:  # `X` or `X()` (git's `read_sha1_lock()`: a statement, `X()` is no call of it)
-        return macro.body if [t.text for t in tokens[1:]] in ([], ["(", ")"]) else None
-    if len(tokens) < 2 or tokens[1].text != "(" or matching_bracket(tokens, 1) != len(tokens) - 1:
-        return None
-    return substitute(macro.body, macro.params, split_args(text[tokens[1].end : tokens[-1].start]),
-                      parenthesize=False)
 
 
 def _closing_if(parsed: ParsedFile, vocab: Vocabulary, children: list[ci.Cursor], i: int, flag: str,
