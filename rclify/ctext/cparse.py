@@ -17,7 +17,7 @@ from pathlib import Path
 
 import clang.cindex as ci
 
-from rclify.ctext.cursors import macro_uses_in, preorder
+from rclify.ctext.cursors import macro_use_ranges, offsets, preorder
 from rclify.ctext.tokens import skip_to_semicolon
 from rclify.errors import ParseError, ToolMissingError
 
@@ -121,14 +121,13 @@ def _file_in(tu: ci.TranslationUnit, path: Path, data: bytes, stubbed: list[str]
         for d in tu.diagnostics
         if d.severity >= ci.Diagnostic.Error and d.location.file and Path(d.location.file.name) == path
     }
-    macro_uses = [(c.extent.start.offset, c.extent.end.offset) for c in macro_uses_in(tu, path)]
+    macro_uses = macro_use_ranges(tu, path)
     return ParsedFile(path, data, tu, stubbed, error_lines, macro_uses)
 
 
 def statement_range(parsed: ParsedFile, cursor: ci.Cursor) -> tuple[int, int]:
     """Offsets of a statement with its closing `;` (libclang's extent stops before it)."""
-    ext = cursor.extent
-    start, end = ext.start.offset, ext.end.offset
+    start, end = offsets(cursor)
     if start == end and cursor.location.file is not None:
         # a statement whose tokens all come from a macro's argument inside another macro's body
         # (`#define LOCK2(l) W(pthread_mutex_lock(l))`, `#define W(f) f`): libclang gives it an

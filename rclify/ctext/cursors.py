@@ -1,29 +1,52 @@
-"""libclang's tree, asked for once: the bindings list a cursor's children through a Python
-callback per child and answer every attribute with a call through ctypes, and every step of the
-analysis walks the same functions again.  What is listed here is kept with its translation unit
-(an attribute of it: it goes when the unit does), so a walk after the first costs no call into
-libclang.  On configured memcached, 711,000 child listings were two fifths of the transform's time."""
+"""libclang's tree, asked for once: every step of the analysis walks the same functions again,
+so what is listed here is kept with its translation unit (an attribute of it: it goes when the
+unit does), and a walk after the first costs no call into libclang.  On configured memcached,
+711,000 child listings were two fifths of the transform's time before this cache.  The listing
+itself is done in C (cursor_lists.py): the bindings list children through a Python callback per
+child, and a unit's top level holds about 12,000 cursors, mostly the system headers' macros."""
 
 import ctypes
-import functools
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 import clang.cindex as ci
+
+from rclify.ctext import cursor_lists
 
 K = ci.CursorKind
 
 
 def child_nodes(cursor: ci.Cursor) -> tuple[ci.Cursor, ...]:
     """cursor's children (shared by every caller: a tuple, not to be changed)."""
-    listed = _cache(cursor._tu).children
+    try:
+        return cursor._rclify_children  # a cursor listed here: its own children, once listed
+    except AttributeError:
+        pass
+    listed = _cache(cursor._tu).children  # another Cursor object for the same node (referenced, ...)
     same_hash = listed.setdefault(cursor.hash, [])
     for known, found in same_hash:
         if known == cursor:  # a hash is not an identity: clang_equalCursors decides
+            cursor._rclify_children = found
             return found
-    found = tuple(cursor.get_children())
+    found = []
+    for child, start, end in cursor_lists.children(cursor):
+        child._rclify_offsets = (start, end)
+        found.append(child)
+    found = tuple(found)
     same_hash.append((cursor, found))
+    cursor._rclify_children = found
     return found
+
+
+def offsets(cursor: ci.Cursor) -> tuple[int, int]:
+    """cursor.extent's start and end offsets: listed with the cursor where child_nodes listed it."""
+    try:
+        return cursor._rclify_offsets
+    except AttributeError:
+        extent = cursor.extent
+        cursor._rclify_offsets = (extent.start.offset, extent.end.offset)
+        return cursor._rclify_offsets
 
 
 def preorder(cursor: ci.Cursor) -> list[ci.Cursor]:
@@ -36,13 +59,28 @@ def preorder(cursor: ci.Cursor) -> list[ci.Cursor]:
     return nodes
 
 
+class MacroDefinition(NamedTuple):
+    """A macro definition at a unit's top level: its file (libclang's name; None for a builtin),
+    its name, where its extent starts, its row in the listing (TopLevel.cursor makes its Cursor)."""
+    file: str | None
+    name: str
+    start: int
+    row: int
+
+
 @dataclass
 class TopLevel:
     """A translation unit's top-level cursors that the analysis looks for, with the name of the
     file each is in (libclang's; None for a builtin), sorted out in one pass."""
     function_definitions: list[tuple[str | None, ci.Cursor]] = field(default_factory=list)
-    macro_definitions: list[tuple[str | None, ci.Cursor]] = field(default_factory=list)
-    macro_instantiations: list[ci.Cursor] = field(default_factory=list)  # their file: macro_uses_in
+    macro_definitions: list[MacroDefinition] = field(default_factory=list)  # thousands: no Cursor made
+    # macro uses by file (libclang's name): (start offset, end offset, row in the listing)
+    macro_uses: dict[str | None, list[tuple[int, int, int]]] = field(default_factory=dict)
+    main_file_macro_uses: list[tuple[int, int, int]] = field(default_factory=list)  # isFromMainFile's
+    listing: cursor_lists.TopLevelListing | None = None
+
+    def cursor(self, row: int) -> ci.Cursor:
+        return self.listing.cursor(row)
 
     def functions_in(self, path: Path) -> list[ci.Cursor]:
         """The function definitions written in the file path (ParsedFile.is_here's test)."""
@@ -50,45 +88,47 @@ class TopLevel:
         return [fn for name, fn in self.function_definitions if name in names]
 
 
+_LISTED = [K.FUNCTION_DECL, K.MACRO_DEFINITION, K.MACRO_INSTANTIATION]
+
+
 def top_level(tu: ci.TranslationUnit) -> TopLevel:
     cache = _cache(tu)
     if cache.top_level is None:
-        found, names = TopLevel(), {}
-        for cursor in child_nodes(tu.cursor):
-            kind = cursor.kind
-            if kind == K.MACRO_INSTANTIATION:
-                found.macro_instantiations.append(cursor)
-            elif kind == K.MACRO_DEFINITION:
-                found.macro_definitions.append((_file_name(cursor, names), cursor))
-            elif kind == K.FUNCTION_DECL and cursor.is_definition():
-                found.function_definitions.append((_file_name(cursor, names), cursor))
+        listing = cursor_lists.top_level(tu, _LISTED)
+        found, names = TopLevel(listing=listing), {0: None}  # a file's handle -> its name (a few hundred)
+        instantiation, definition = K.MACRO_INSTANTIATION.value, K.MACRO_DEFINITION.value
+        macro_names = iter(cursor_lists.top_level_spellings(tu, K.MACRO_DEFINITION))
+        for i, (kind, file, start, end, in_main_file, is_definition) in enumerate(listing.rows):
+            if file not in names:
+                names[file] = ci.File(ctypes.cast(file, ci.c_object_p)).name
+            if kind == instantiation:
+                found.macro_uses.setdefault(names[file], []).append((start, end, i))
+                if in_main_file:
+                    found.main_file_macro_uses.append((start, end, i))
+            elif kind == definition:
+                found.macro_definitions.append(MacroDefinition(names[file], next(macro_names), start, i))
+            elif is_definition:
+                found.function_definitions.append((names[file], listing.cursor(i)))
         cache.top_level = found
     return cache.top_level
 
 
 def macro_uses_in(tu: ci.TranslationUnit, path: Path) -> list[ci.Cursor]:
     """The macro instantiations written in the file path (of thousands, most are in headers)."""
-    if tu.spelling == str(path):  # the main file: one cheap test each
-        is_here = _is_from_main_file()
-    else:
-        here = str(path)
-
-        def is_here(location: ci.SourceLocation) -> bool:
-            return location.file is not None and location.file.name == here
-    return [c for c in top_level(tu).macro_instantiations if is_here(c.location)]
+    listing = top_level(tu).listing
+    return [listing.cursor(i) for _, _, i in _macro_uses(tu, path)]
 
 
-def _file_name(cursor: ci.Cursor, names: dict[int, str]) -> str | None:
-    """cursor.location.file.name without its File object and string for every cursor: thousands
-    of macros are defined in a few headers; names caches each file's name by its handle."""
-    handle = ci.c_object_p()
-    ci.conf.lib.clang_getInstantiationLocation(cursor.location, ctypes.byref(handle), None, None, None)
-    if not handle:
-        return None
-    key = ctypes.cast(handle, ctypes.c_void_p).value
-    if key not in names:
-        names[key] = ci.File(handle).name
-    return names[key]
+def macro_use_ranges(tu: ci.TranslationUnit, path: Path) -> list[tuple[int, int]]:
+    """The (start, end) offsets of macro_uses_in's instantiations, with no Cursor made."""
+    return [(start, end) for start, end, _ in _macro_uses(tu, path)]
+
+
+def _macro_uses(tu: ci.TranslationUnit, path: Path) -> list[tuple[int, int, int]]:
+    found = top_level(tu)
+    if tu.spelling == str(path):  # the main file: clang_Location_isFromMainFile's answer
+        return found.main_file_macro_uses
+    return found.macro_uses.get(str(path), [])
 
 
 @dataclass
@@ -103,11 +143,3 @@ def _cache(tu: ci.TranslationUnit) -> _Cache:
     except AttributeError:
         tu._rclify_cache = _Cache()
         return tu._rclify_cache
-
-
-@functools.cache
-def _is_from_main_file():
-    """libclang's clang_Location_isFromMainFile, which the bindings do not declare."""
-    function = ci.conf.lib.clang_Location_isFromMainFile
-    function.argtypes, function.restype = [ci.SourceLocation], ctypes.c_int
-    return function

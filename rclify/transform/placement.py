@@ -4,7 +4,7 @@ last word."""
 
 from dataclasses import dataclass
 
-from rclify.ctext.cursors import preorder
+from rclify.ctext.cursors import offsets, preorder
 from rclify.lock_config import SectionOverride
 from rclify.transform.regions import Region
 from rclify.transform.thread_state import WAIT_CALLS, ThreadState
@@ -27,8 +27,8 @@ def runs_on_caller_thread(region: Region, state: ThreadState, section: str,
     lock_config.h says otherwise for this section."""
     tails = region.unlocked_spans()
     nodes = [n for n in preorder(region.home)
-             if region.lock_end <= n.extent.start.offset < region.body_end
-             and not any(s <= n.extent.start.offset < e for s, e in tails)]  # tails (and B) run in the caller
+             if region.lock_end <= offsets(n)[0] < region.body_end
+             and not any(s <= offsets(n)[0] < e for s, e in tails)]  # tails (and B) run in the caller
     because = state.section_cause(nodes) or ""
     may_wait = state.waits_on_condvar(nodes)
     for wrapper in region.wrappers_used():  # a wrapper's work runs in the section too

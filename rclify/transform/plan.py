@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 import clang.cindex as ci
 
 from rclify.ctext.cparse import ParsedFile
-from rclify.ctext.cursors import preorder
+from rclify.ctext.cursors import offsets, preorder
 from rclify.ctext.declarator import declarator
 from rclify.ctext.preprocessor import guards_at, other_branches
 from rclify.ctext.tokens import identifiers_used, tokenize
@@ -106,7 +106,7 @@ def _macro_bodies_use_locals(parsed: ParsedFile, region: Region, declared_inside
     expanded = identifiers_used(" ".join((region.expansion.before, region.expansion.body, region.expansion.after))) \
         if region.expansion is not None else set()
     for node in preorder(region.home):
-        at = node.extent.start.offset
+        at = offsets(node)[0]
         if node.kind != K.DECL_REF_EXPR or not (region.lock_end <= at < region.body_end):
             continue
         target = node.referenced

@@ -125,9 +125,9 @@ class Vocabulary:
         if not several:
             return self
         seen: dict[str, tuple[str, int]] = {}
-        for file, cursor in top_level(parsed.tu).macro_definitions:
-            if file is not None and cursor.spelling in several:
-                seen[cursor.spelling] = (file, cursor.extent.start.offset)
+        for definition in top_level(parsed.tu).macro_definitions:
+            if definition.file is not None and definition.name in several:
+                seen[definition.name] = (definition.file, definition.start)
         macros, names = dict(self.macros), self.names()
         for name, site in seen.items():
             if site not in several[name]:

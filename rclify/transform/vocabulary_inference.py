@@ -29,26 +29,28 @@ def add_macros(parsed: ParsedFile, root: Path, vocab: Vocabulary) -> None:
     wrappers (those that name a wrapper found later are kept pending until then)."""
     in_tree: dict[str, bool] = {}  # file name -> under root (thousands of system macros: cache)
     texts: dict[str, bytes] = {str(parsed.path): parsed.data}  # file name -> its bytes, for the #if lines around a definition
-    for name, cursor in top_level(parsed.tu).macro_definitions:
-        if name is None:
+    listed = top_level(parsed.tu)
+    for file, _, start, row in listed.macro_definitions:
+        if file is None:
             continue
-        if name not in in_tree:
-            in_tree[name] = Path(name).resolve().is_relative_to(root)
-        if not in_tree[name]:
+        if file not in in_tree:
+            in_tree[file] = Path(file).resolve().is_relative_to(root)
+        if not in_tree[file]:
             continue  # a system macro
-        where = (name, cursor.extent.start.offset)
+        where = (file, start)
         if where in vocab.read:
             continue  # read through another file
         vocab.read.add(where)
+        cursor = listed.cursor(row)
         definition = macro_definition(cursor)
         if definition:
             macro, params, body = definition
-            if name not in texts:
+            if file not in texts:
                 try:
-                    texts[name] = Path(name).read_bytes()
+                    texts[file] = Path(file).read_bytes()
                 except OSError:
-                    texts[name] = b""
-            conditions = tuple(guards_at(texts[name], cursor.extent.start.offset))
+                    texts[file] = b""
+            conditions = tuple(guards_at(texts[file], start))
             vocab.add_definition(macro, params, body, conditions, where)
     vocab.resolve()
 
