@@ -550,3 +550,24 @@ def test_each_use_of_a_helpers_macro_is_an_entry_wrapped_at_the_use(macro_tree, 
     matching = lock_id_matching.match_ids(prof, list(entries))
     assert not matching.unmatched and not matching.ambiguous
     assert sorted(matching.to_config.values()) == ["main.c:a->mutex", "main.c:b->mutex"]
+
+
+def test_functions_read_between_statements_are_those_read_from_the_whole_files_tokens():
+    """c_text.functions() tokenizes only the text between file-level statements; every C file
+    of the corpus and of the fixtures gives the definitions the whole file's tokens give, and a
+    head whose `(` lies before the last `;` (blanked #if branches can make one) falls back to them."""
+    from rclify.paths import CORPUS_DIR
+    from rclify.transform.lock_helpers.c_text import _functions_in_tokens, blanked_code, functions
+
+    files = sorted([*CORPUS_DIR.rglob("*.[ch]"), *(Path(__file__).parent / "fixtures").rglob("*.[ch]")])
+    assert len(files) > 100
+    found = 0
+    for path in files:
+        code = blanked_code(path.read_text(errors="surrogateescape"))
+        assert functions(str(path), code) == _functions_in_tokens(str(path), code), path
+        found += len(functions(str(path), code))
+    assert found > 300
+    code = blanked_code("int f(int a; int b) { return b; }\nstatic void *g(void) { return 0; }\n")
+    assert [(f.name, f.params, f.static) for f in functions("x.c", code)] == [("f", ("b",), False),
+                                                                             ("g", (), True)]
+    assert functions("x.c", code) == _functions_in_tokens("x.c", code)

@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass
 
 from rclify.ctext.preprocessor import defines, directive_lines, one_branch_where_unbalanced
-from rclify.ctext.tokens import Token, code_only, matching_bracket, tokenize, tokens_between
+from rclify.ctext.tokens import Token, code_only, iter_tokens, matching_bracket, tokenize, tokens_of
 from rclify.transform.lock_helpers.model import Function
 
 # the call that initialises a mutex
@@ -65,7 +65,100 @@ def _param_name(tokens: list[Token]) -> str:
 
 
 def functions(file: str, code: str) -> list[Function]:
-    """The function definitions of a file's code (comments, strings and directives blanked)."""
+    """The function definitions of a file's code (comments, strings and directives blanked).
+    Only the text between top-level statements is tokenized, not the bodies (most of a file):
+    a definition is read from the tokens since the last `;` or `}` at file level before its `{`,
+    as _functions_in_tokens reads it from the whole file's tokens, which it falls back to when
+    a `)` there has no `(` after that boundary (the whole file's tokens could have one)."""
+    marks = [(m.start(), m.group()) for m in _STRUCTURE.finditer(code)]
+    closing = _closing_braces(marks)
+    out, depth, boundary = [], 0, 0  # boundary: the offset just past the last file-level `;`/`}`
+    k = 0
+    while k < len(marks):
+        at, mark = marks[k]
+        if mark == "{" and depth == 0:
+            if closing[k] < 0:
+                break
+            end = marks[closing[k]][0]
+            tokens = [*_tokens_until(code, boundary, at), Token("punct", "{", at, at + 1)]
+            found = _definition(file, code, tokens, len(tokens) - 1, 0, end + 1)
+            if found is _UNMATCHED:
+                return _functions_in_tokens(file, code)
+            if found is not None:
+                out.append(found)
+                k, boundary = closing[k] + 1, end + 1
+                continue
+            depth += 1
+        elif mark == "{":
+            depth += 1
+        elif mark == "}":
+            depth -= 1
+            if depth == 0:
+                boundary = at + 1
+        elif depth == 0:  # `;`
+            boundary = at + 1
+        k += 1
+    return out
+
+
+_STRUCTURE = re.compile(r"[{};]")  # in blanked code, only tokens: no comment or literal holds one
+_UNMATCHED = object()
+
+
+def _closing_braces(marks: list[tuple[int, str]]) -> list[int]:
+    """For each mark, the index of the `}` closing it where it is a `{` (-1: none), as
+    tokens.matching_bracket finds it."""
+    closing, open_ = [-1] * len(marks), []
+    for k, (_, mark) in enumerate(marks):
+        if mark == "{":
+            open_.append(k)
+        elif mark == "}" and open_:
+            closing[open_.pop()] = k
+    return closing
+
+
+def _tokens_until(code: str, start: int, end: int) -> list[Token]:
+    out = []
+    for token in iter_tokens(code, start):
+        if token.start >= end:
+            break
+        out.append(token)
+    return out
+
+
+def _definition(file: str, code: str, tokens: list[Token], i: int, boundary: int, body_end: int
+                ) -> Function | None | object:
+    """The function whose body opens at tokens[i] (`{` at file level), tokens[boundary:i] its
+    head; None: no function's body; _UNMATCHED: a `)` with no `(` in tokens."""
+    close = i - 1
+    while close >= boundary and tokens[close].text == ")":  # past __attribute__((...)) groups
+        open_ = _opening(tokens, close)
+        if open_ < boundary:
+            return _UNMATCHED
+        if open_ > boundary and tokens[open_ - 1].text in ("__attribute__", "__attribute"):
+            close = open_ - 2
+            continue
+        break
+    if not (close >= boundary and tokens[close].text == ")"):
+        return None
+    open_ = _opening(tokens, close)
+    if open_ < boundary:
+        return _UNMATCHED
+    if not (open_ > boundary and tokens[open_ - 1].kind == "ident" and tokens[open_ - 1].text not in _NOT_CALLS):
+        return None
+    name = tokens[open_ - 1]
+    params, start = [], open_ + 1
+    for j in range(open_ + 1, close + 1):
+        if (tokens[j].text == "," and _depth_between(tokens, open_, j) == 1) or j == close:
+            params.append(_param_name(tokens[start:j]))
+            start = j + 1
+    head = [x.text for x in tokens[boundary : open_ - 1]]
+    return Function(file, name.text, code.count("\n", 0, name.start) + 1, tuple(p for p in params if p),
+                    "void" in head and "*" not in head, tokens[i].start, body_end, "static" in head)
+
+
+def _functions_in_tokens(file: str, code: str) -> list[Function]:
+    """functions(), from the whole file's tokens."""
     tokens = tokenize(code)
     out, depth, boundary = [], 0, -1
     i = 0
@@ -118,8 +211,13 @@ def _depth_between(tokens: list[Token], open_: int, j: int) -> int:
 
 
 def calls_in(code: str, start: int, end: int):
-    """(name, offset of the name, offset of its `(`) of each identifier called in code[start:end]."""
-    tokens = tokens_between(code, start, end)
+    """(name, offset of the name, offset of its `(`) of each identifier called in code[start:end]
+    (start and end between tokens: a whole text, or a body from its `{` to past its `}`).  A
+    body's own tokens only: a helper's calls reach functions all over the tree, one body each."""
+    if (start, end) == (0, len(code)):
+        tokens = tokens_of(code)
+    else:
+        tokens = [t for t in _tokens_until(code, start, end) if t.end <= end]
     for i, t in enumerate(tokens[:-1]):
         if t.kind == "ident" and tokens[i + 1].text == "(" and t.text not in _NOT_CALLS:
             yield t.text, t.start, tokens[i + 1].start

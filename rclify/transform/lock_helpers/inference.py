@@ -146,15 +146,23 @@ def infer(texts: dict[str, str]) -> Helpers:
     while changed:  # a helper may create its lock through another one (or through a macro alias)
         changed = False
         names.aliases = aliases(definitions, helper_names.__contains__, names.defs, names.init_macros)
+        # a name a helper's body must call (_helper_of's first test) is written in it: most files
+        # and bodies name none, and reading a body's calls tokenizes its whole file
+        needed = [INIT, *helper_names, *names.aliases]  # and each helper as it is found
         for src in sources:
+            if not any(name in src.code for name in needed):
+                continue
             for fn in src.functions:
                 if (src.file, fn.name) in names.helper:
+                    continue
+                if not any(name in src.code[fn.body_start : fn.body_end] for name in needed):
                     continue
                 helper = _helper_of(src, fn, names, tree_macros)
                 if helper is not None:
                     with_macro_inits(helper, names.init_macros.get(fn.name))
                     names.helper[(src.file, fn.name)] = helper
                     helper_names.add(fn.name)
+                    needed.append(fn.name)
                     changed = True
     for helper in names.helper.values():
         helper.aliases = {a.name: a for a in names.aliases.values() if a.helper == helper.name}
