@@ -150,3 +150,21 @@ def test_a_compiler_that_fails_is_a_build_error(tmp_path, monkeypatch):
     monkeypatch.setenv("CC", str(tmp_path / "nowhere"))
     with pytest.raises(ToolMissingError):
         cursor_lists._built()
+
+
+def test_a_subtree_larger_than_the_first_listing_and_a_node_reached_again(tmp_path):
+    """A function of thousands of nodes is listed whole (the C side asks for more room); a node
+    reached through another Cursor object (the function through a call's `referenced`) gets the
+    same children, listed once."""
+    statements = "\n".join(f"    total += values[{i}] * {i} + (total >> 3);" for i in range(400))
+    (tmp_path / "big.c").write_text(f"int values[400];\nint big(void)\n{{\n    int total = 0;\n{statements}\n"
+                                    "    return total;\n}\nint caller(void) { return big(); }\n")
+    parsed = cparse.parse(tmp_path / "big.c", [])
+    big, caller = top_level(parsed.tu).functions_in(parsed.path)
+    ours = preorder(big)
+    assert len(ours) > 4000
+    assert [_described(c) for c in ours] == [_described(c) for c in _bindings_preorder(big)]
+    call = next(n for n in preorder(caller) if n.kind == K.CALL_EXPR)
+    again = call.referenced
+    assert again == big and again is not big
+    assert child_nodes(again) is child_nodes(big)

@@ -48,6 +48,7 @@ struct libclang {
 				       unsigned *offset);
 	int (*is_from_main_file)(CXSourceLocation);
 	unsigned (*is_definition)(CXCursor);
+	unsigned (*hash_cursor)(CXCursor);
 	CXString (*cursor_spelling)(CXCursor);
 	const char *(*c_string)(CXString);
 	void (*dispose_string)(CXString);
@@ -102,6 +103,57 @@ long rclify_children(const struct libclang *lib, CXCursor parent, struct child_e
 {
 	struct children list = { lib, out, capacity, 0 };
 	lib->visit_children(parent, add_child, &list);
+	return list.count;
+}
+
+/* A node of a listed subtree: its cursor, its extent's offsets, its hash (clang_hashCursor), and
+ * where its children are in the listing (they are contiguous, in order). */
+struct subtree_node {
+	CXCursor cursor;
+	unsigned start, end, hash;
+	int first_child, child_count, unused;
+};
+
+struct subtree {
+	const struct libclang *lib;
+	struct subtree_node *out;
+	long capacity, count;
+};
+
+static int add_node(CXCursor cursor, CXCursor parent, void *client_data)
+{
+	struct subtree *list = client_data;
+	(void)parent;
+	if (list->count == list->capacity) {
+		list->count = -1;
+		return 0; /* CXChildVisit_Break */
+	}
+	struct subtree_node *node = &list->out[list->count++];
+	node->cursor = cursor;
+	offsets(list->lib, cursor, &node->start, &node->end);
+	node->hash = list->lib->hash_cursor(cursor);
+	node->first_child = node->child_count = 0;
+	return CHILD_VISIT_CONTINUE;
+}
+
+/* The whole subtree under root, root first, each node's children listed after the nodes before
+ * it (breadth first: no recursion however deep the tree); returns how many nodes, or -1 when
+ * they do not fit in capacity (the caller lists again with more room).  One call per function
+ * instead of one per node: a function has hundreds of nodes, most of them leaves. */
+long rclify_subtree(const struct libclang *lib, CXCursor root, struct subtree_node *out, long capacity)
+{
+	struct subtree list = { lib, out, capacity, 0 };
+	if (capacity < 1)
+		return -1;
+	add_node(root, root, &list);
+	for (long i = 0; i < list.count; i++) {
+		long first = list.count;
+		lib->visit_children(out[i].cursor, add_node, &list);
+		if (list.count < 0)
+			return -1;
+		out[i].first_child = (int)first;
+		out[i].child_count = (int)(list.count - first);
+	}
 	return list.count;
 }
 

@@ -28,13 +28,14 @@ class _Libclang(ctypes.Structure):
     """struct libclang: the bindings' functions, by address (the order of cursor_lists.c)."""
     _fields_ = [(name, ctypes.c_void_p) for name in (
         "visit_children", "cursor_location", "cursor_extent", "range_start", "range_end",
-        "instantiation_location", "is_from_main_file", "is_definition", "cursor_spelling", "c_string",
-        "dispose_string")]
+        "instantiation_location", "is_from_main_file", "is_definition", "hash_cursor", "cursor_spelling",
+        "c_string", "dispose_string")]
 
 
 _FUNCTIONS = ("clang_visitChildren", "clang_getCursorLocation", "clang_getCursorExtent", "clang_getRangeStart",
               "clang_getRangeEnd", "clang_getInstantiationLocation", "clang_Location_isFromMainFile",
-              "clang_isCursorDefinition", "clang_getCursorSpelling", "clang_getCString", "clang_disposeString")
+              "clang_isCursorDefinition", "clang_hashCursor", "clang_getCursorSpelling", "clang_getCString",
+              "clang_disposeString")
 
 
 class _TopLevelEntry(ctypes.Structure):
@@ -48,11 +49,19 @@ class _ChildEntry(ctypes.Structure):
     _fields_ = [("cursor", ci.Cursor), ("start", ctypes.c_uint), ("end", ctypes.c_uint)]
 
 
+class _SubtreeNode(ctypes.Structure):
+    """struct subtree_node."""
+    _fields_ = [("cursor", ci.Cursor), ("start", ctypes.c_uint), ("end", ctypes.c_uint), ("hash", ctypes.c_uint),
+                ("first_child", ctypes.c_int), ("child_count", ctypes.c_int), ("unused", ctypes.c_int)]
+
+
 # the entries are read back as plain tuples (struct.iter_unpack), not as ctypes objects: a field
 # read through ctypes makes an object, and a unit lists about 12,000 top-level cursors
 _TOP_LEVEL = struct.Struct("@i28xPIIii")  # kind, file, start, end, from_main_file, is_definition
 _CHILD = struct.Struct("@32xII")  # start, end
+_NODE = struct.Struct("@32xIIIii4x")  # start, end, hash, first_child, child_count
 assert _TOP_LEVEL.size == ctypes.sizeof(_TopLevelEntry) and _CHILD.size == ctypes.sizeof(_ChildEntry)
+assert _NODE.size == ctypes.sizeof(_SubtreeNode)
 
 
 @dataclass
@@ -90,6 +99,8 @@ def _loaded() -> _Library:
     lib.rclify_children.argtypes = [ctypes.POINTER(_Libclang), ci.Cursor, ctypes.POINTER(_ChildEntry),
                                     ctypes.c_long]
     lib.rclify_children.restype = ctypes.c_long
+    lib.rclify_subtree.argtypes = [ctypes.POINTER(_Libclang), ci.Cursor, ctypes.POINTER(_SubtreeNode), ctypes.c_long]
+    lib.rclify_subtree.restype = ctypes.c_long
     lib.rclify_top_level.argtypes = [ctypes.POINTER(_Libclang), ci.Cursor, ctypes.POINTER(ctypes.c_int),
                                      ctypes.c_int, ctypes.POINTER(_TopLevelEntry), ctypes.c_long]
     lib.rclify_top_level.restype = ctypes.c_long
@@ -118,6 +129,30 @@ def children(cursor: ci.Cursor) -> list[tuple[ci.Cursor, int, int]]:
         child._tu = tu  # as the bindings do: a cursor keeps its translation unit alive
         listed.append((child, start, end))
     return listed
+
+
+def subtree(root: ci.Cursor) -> list[tuple[ci.Cursor, int, int, int, int, int]]:
+    """Every node under root, root first (root's row has root itself), in one call: a row per node
+    with its cursor, its extent's start and end offsets, its hash (Cursor.hash's), and where its
+    children are: rows first .. first + count - 1."""
+    library = _library()
+    capacity = 1024
+    while True:
+        out = (_SubtreeNode * capacity)()
+        count = library.lib.rclify_subtree(ctypes.byref(library.libclang), root, out, capacity)
+        if count >= 0:
+            break
+        capacity *= 4
+    tu = root._tu
+    rows = []
+    for i, (start, end, hash_, first, n) in enumerate(_NODE.iter_unpack(memoryview(out).cast("B")[: count * _NODE.size])):
+        if i == 0:
+            cursor = root
+        else:
+            cursor = ci.Cursor.from_buffer_copy(out, i * _NODE.size)
+            cursor._tu = tu  # as the bindings do: a cursor keeps its translation unit alive
+        rows.append((cursor, start, end, hash_, first, n))
+    return rows
 
 
 def top_level(tu: ci.TranslationUnit, kinds: list[ci.CursorKind]) -> TopLevelListing:

@@ -18,25 +18,32 @@ K = ci.CursorKind
 
 
 def child_nodes(cursor: ci.Cursor) -> tuple[ci.Cursor, ...]:
-    """cursor's children (shared by every caller: a tuple, not to be changed)."""
+    """cursor's children (shared by every caller: a tuple, not to be changed).  The first time a
+    node is asked, its whole subtree is listed (the walks go on down): every node of it keeps its
+    children and offsets, and is known by its hash for another Cursor object of the same node."""
     try:
-        return cursor._rclify_children  # a cursor listed here: its own children, once listed
+        return cursor._rclify_children  # a cursor listed here
     except AttributeError:
         pass
     listed = _cache(cursor._tu).children  # another Cursor object for the same node (referenced, ...)
-    same_hash = listed.setdefault(cursor.hash, [])
-    for known, found in same_hash:
+    for known, found in listed.get(cursor.hash, ()):
         if known == cursor:  # a hash is not an identity: clang_equalCursors decides
             cursor._rclify_children = found
             return found
-    found = []
-    for child, start, end in cursor_lists.children(cursor):
-        child._rclify_offsets = (start, end)
-        found.append(child)
-    found = tuple(found)
-    same_hash.append((cursor, found))
-    cursor._rclify_children = found
-    return found
+    if cursor.kind == K.TRANSLATION_UNIT:  # not a walk's subtree: all the headers' declarations
+        found = []
+        for child, start, end in cursor_lists.children(cursor):
+            child._rclify_offsets = (start, end)
+            found.append(child)
+        cursor._rclify_children = tuple(found)
+        listed.setdefault(cursor.hash, []).append((cursor, cursor._rclify_children))
+        return cursor._rclify_children
+    rows = cursor_lists.subtree(cursor)
+    for node, start, end, hash_, first, count in reversed(rows):  # children before their parent
+        node._rclify_offsets = (start, end)
+        node._rclify_children = tuple(rows[j][0] for j in range(first, first + count))
+        listed.setdefault(hash_, []).append((node, node._rclify_children))
+    return cursor._rclify_children
 
 
 def offsets(cursor: ci.Cursor) -> tuple[int, int]:
