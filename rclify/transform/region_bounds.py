@@ -45,6 +45,7 @@ def find_regions(parsed: ParsedFile, function: ci.Cursor, vocab: Vocabulary) -> 
     regions: list[Region] = []
     claimed: list[tuple[int, int]] = []  # lock statements, whole regions: blocks inside are a macro's braces
     relocks: set[int] = set()
+    naming = vocab.naming()
     for compound in (n for n in preorder(body) if n.kind == K.COMPOUND_STMT):
         if any(s <= compound.extent.start.offset < e for s, e in claimed):
             continue
@@ -54,7 +55,8 @@ def find_regions(parsed: ParsedFile, function: ci.Cursor, vocab: Vocabulary) -> 
             start, end = stmt_range(parsed, inner)
             if any(s <= start < e for s, e in claimed):
                 continue  # a statement of a macro's expansion whose invocation is a region already
-            op = classify(parsed.text(start, end), vocab) if may_be_lock(inner) else None
+            op = classify(parsed.text(start, end), vocab) \
+                if may_be_lock(inner) and naming.search(parsed.data, start, end) else None
             if op is not None:
                 claimed.append((start, end))
                 if op.kind == "unlock" or start in relocks:

@@ -8,6 +8,8 @@ lock_calls, scoped_lock, guard_lock).  analyse.py decides which files to parse; 
 region_bounds.py walk what these functions recognise.
 """
 
+import functools
+import re
 from dataclasses import dataclass, field, replace
 
 from rclify import pthread_api
@@ -142,6 +144,11 @@ class Vocabulary:
     def names(self) -> set[str]:
         return set(PTHREAD_OPS) | set(self.macros) | set(self.wrappers)
 
+    def naming(self) -> "re.Pattern[bytes]":
+        """A pattern that finds one of names() as a word in a file's bytes: a statement that
+        names none performs no lock operation (classify reads each through those names)."""
+        return _naming(frozenset(self.names()))
+
     def add_macro(self, name: str, params: tuple[str, ...], body: str, conditions: tuple[str, ...] = ()) -> bool:
         """Keeps a #define if its body uses a known lock operation, else until one it names
         becomes one (resolve()); says if it was kept as a lock macro."""
@@ -183,3 +190,8 @@ class Vocabulary:
             self._record(name, definition)
         else:
             self.pending.setdefault(name, []).append(definition)
+
+
+@functools.lru_cache(maxsize=64)
+def _naming(names: frozenset[str]) -> "re.Pattern[bytes]":
+    return re.compile(rb"\b(?:" + b"|".join(re.escape(n.encode()) for n in sorted(names)) + rb")\b")

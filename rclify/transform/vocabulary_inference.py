@@ -166,13 +166,19 @@ def wrapper_shape(parsed: ParsedFile, fn: ci.Cursor, vocab: Vocabulary) -> Wrapp
         return None
     statements = child_nodes(body)
     ops = []
+    naming = vocab.naming()
     for i, stmt in enumerate(statements):
-        text = parsed.text(*statement_range(parsed, stmt))
+        start, end = statement_range(parsed, stmt)
+        if not naming.search(parsed.data, start, end):
+            continue  # names no lock operation: none (classify reads through those names)
+        text = parsed.text(start, end)
         if stmt.kind == K.RETURN_STMT:
             text = text.strip()[len("return"):]
         op = classify(text, vocab)
         if op is not None:
             ops.append((i, op))
+            if len(ops) > 1:
+                return None  # a wrapper performs one lock operation
     if len(ops) != 1 or ops[0][1].kind not in ("lock", "unlock"):
         return None
     at, op = ops[0]
