@@ -78,13 +78,12 @@ class MacroDefinition(NamedTuple):
 @dataclass
 class TopLevel:
     """A translation unit's top-level cursors that the analysis looks for, with the name of the
-    file each is in (libclang's; None for a builtin), sorted out in one pass."""
+    file each is in (libclang's; None for a builtin), sorted out from one listing."""
+    listing: cursor_lists.TopLevelListing
     function_definitions: list[tuple[str | None, ci.Cursor]] = field(default_factory=list)
     macro_definitions: list[MacroDefinition] = field(default_factory=list)  # thousands: no Cursor made
-    # macro uses by file (libclang's name): (start offset, end offset, row in the listing)
-    macro_uses: dict[str | None, list[tuple[int, int, int]]] = field(default_factory=dict)
-    main_file_macro_uses: list[tuple[int, int, int]] = field(default_factory=list)  # isFromMainFile's
-    listing: cursor_lists.TopLevelListing | None = None
+    file_names: dict[int, str | None] = field(default_factory=dict)  # a file's handle -> its name
+    macro_uses: dict[str, list[tuple[int, int, int]]] = field(default_factory=dict)  # _macro_uses's, by file
 
     def cursor(self, row: int) -> ci.Cursor:
         return self.listing.cursor(row)
@@ -94,36 +93,38 @@ class TopLevel:
         names = {name for name, _ in self.function_definitions if name is not None and Path(name) == path}
         return [fn for name, fn in self.function_definitions if name in names]
 
+    def file_name(self, handle: int) -> str | None:
+        if handle not in self.file_names:
+            self.file_names[handle] = ci.File(ctypes.cast(handle, ci.c_object_p)).name if handle else None
+        return self.file_names[handle]
+
 
 _LISTED = [K.FUNCTION_DECL, K.MACRO_DEFINITION, K.MACRO_INSTANTIATION]
+_FUNCTION, _DEFINITION, _INSTANTIATION = (k.value for k in _LISTED)
 
 
 def top_level(tu: ci.TranslationUnit) -> TopLevel:
     cache = _cache(tu)
     if cache.top_level is None:
         listing = cursor_lists.top_level(tu, _LISTED)
-        found, names = TopLevel(listing=listing), {0: None}  # a file's handle -> its name (a few hundred)
-        instantiation, definition = K.MACRO_INSTANTIATION.value, K.MACRO_DEFINITION.value
-        macro_names = iter(cursor_lists.top_level_spellings(tu, K.MACRO_DEFINITION))
-        for i, (kind, file, start, end, in_main_file, is_definition) in enumerate(listing.rows):
-            if file not in names:
-                names[file] = ci.File(ctypes.cast(file, ci.c_object_p)).name
-            if kind == instantiation:
-                found.macro_uses.setdefault(names[file], []).append((start, end, i))
-                if in_main_file:
-                    found.main_file_macro_uses.append((start, end, i))
-            elif kind == definition:
-                found.macro_definitions.append(MacroDefinition(names[file], next(macro_names), start, i))
-            elif is_definition:
-                found.function_definitions.append((names[file], listing.cursor(i)))
+        found = TopLevel(listing)
+        rows = listing.rows  # (kind, file, start, end, from the main file, a definition): a row each
+        found.function_definitions = [(found.file_name(file), listing.cursor(i))
+                                      for i, (kind, file, _, _, _, definition) in enumerate(rows)
+                                      if kind == _FUNCTION and definition]
+        definitions = [(i, file, start) for i, (kind, file, start, *_) in enumerate(rows) if kind == _DEFINITION]
+        found.macro_definitions = [
+            MacroDefinition(found.file_name(file), name, start, i)
+            for (i, file, start), name in zip(definitions, cursor_lists.top_level_spellings(tu, K.MACRO_DEFINITION),
+                                              strict=True)]
         cache.top_level = found
     return cache.top_level
 
 
 def macro_uses_in(tu: ci.TranslationUnit, path: Path) -> list[ci.Cursor]:
     """The macro instantiations written in the file path (of thousands, most are in headers)."""
-    listing = top_level(tu).listing
-    return [listing.cursor(i) for _, _, i in _macro_uses(tu, path)]
+    found = top_level(tu)
+    return [found.cursor(i) for _, _, i in _macro_uses(tu, path)]
 
 
 def macro_use_ranges(tu: ci.TranslationUnit, path: Path) -> list[tuple[int, int]]:
@@ -132,10 +133,20 @@ def macro_use_ranges(tu: ci.TranslationUnit, path: Path) -> list[tuple[int, int]
 
 
 def _macro_uses(tu: ci.TranslationUnit, path: Path) -> list[tuple[int, int, int]]:
+    """(start, end, row) of each instantiation in path: asked for a unit's main file and a few headers."""
     found = top_level(tu)
-    if tu.spelling == str(path):  # the main file: clang_Location_isFromMainFile's answer
-        return found.main_file_macro_uses
-    return found.macro_uses.get(str(path), [])
+    here = str(path)
+    if here not in found.macro_uses:
+        rows = found.listing.rows
+        if tu.spelling == here:  # the main file: clang_Location_isFromMainFile's answer
+            found.macro_uses[here] = [(start, end, i) for i, (kind, _, start, end, main, _) in enumerate(rows)
+                                      if kind == _INSTANTIATION and main]
+        else:
+            handles = {file for kind, file, *_ in rows if kind == _INSTANTIATION}
+            wanted = {handle for handle in handles if found.file_name(handle) == here}
+            found.macro_uses[here] = [(start, end, i) for i, (kind, file, start, end, _, _) in enumerate(rows)
+                                      if kind == _INSTANTIATION and file in wanted]
+    return found.macro_uses[here]
 
 
 @dataclass

@@ -3,7 +3,7 @@ init macros, helpers of their own whose body is one pthread_mutex_init (init_mac
 
 import re
 
-from rclify.ctext.tokens import balanced, call_arguments, code_only, matching_bracket, tokenize
+from rclify.ctext.tokens import balanced, call_arguments, code_only, iter_tokens, matching_bracket, tokenize
 from rclify.transform.lock_helpers.c_text import INIT, MAX_MACRO_DEPTH, calls_in
 from rclify.transform.lock_helpers.lock_expressions import bare, root
 from rclify.transform.lock_helpers.model import Helper, HelperLock, MacroAlias
@@ -94,8 +94,8 @@ _INIT_RESULT_TOKENS = {"(", ")", "!", "==", "!=", "0", "NULL"}
 
 def _is_statement(body: str) -> bool:
     """Is a macro body a statement (`do { ... } while (0)`, `{ ... }`, `if (...) ...`)?"""
-    first = tokenize(body)[:1]
-    return bool(first) and first[0].text in ("do", "{", "if")
+    first = next(iter_tokens(body), None)  # the first token only: every #define of the tree is asked
+    return first is not None and first.text in ("do", "{", "if")
 
 
 def _whole_call(body: str) -> bool:
