@@ -1,6 +1,7 @@
 """Progress lines for long work: one line per step, stamped with the time since the start."""
 
 import sys
+import threading
 import time
 
 
@@ -21,10 +22,12 @@ class Progress:
         self.quiet = quiet
         self.out = out  # None: standard error, looked up at each line (tests capture it)
         self.started = time.monotonic()
+        self._printing = threading.Lock()  # a step beside another (spatch's discovery) prints too
 
     def elapsed(self) -> float:
         return time.monotonic() - self.started
 
     def __call__(self, message: str) -> None:
         if not self.quiet:
-            print(f"[{format_seconds(self.elapsed()):>7}] {message}", file=self.out or sys.stderr, flush=True)
+            with self._printing:
+                print(f"[{format_seconds(self.elapsed()):>7}] {message}", file=self.out or sys.stderr, flush=True)

@@ -15,6 +15,9 @@ a tree rclify has transformed already).
   apply                every changed file replaced atomically, backups        apply.py, journal.py, records.py
   report               summary on stdout, JSON with --report                  report.py
 
+spatch's discovery runs beside the reading of the regions, once libclang's parsing (which keeps
+every core busy) is done: the regions' bounds need nothing it finds, the lock table does.
+
 Nothing is written until every step has succeeded (output paths are checked before the first); a
 file that a parser cannot read is left as it was and reported.
 """
@@ -23,6 +26,7 @@ import json
 import os
 import time
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable
@@ -84,38 +88,41 @@ def analyse_tree(root: Path, files: list[Path], config_path: Path, options: Opti
     includes = IncludeGraph.by_base_name(tree)  # and asks one include graph (analysis, lock table, check)
     macro_file = _spatch_macro_file(tree, outcome, progress)
     cleanups = [lambda: macro_file.unlink(missing_ok=True)]
-    try:
-        with _timed(outcome, "spatch_discover_s"):
-            discovery = discover(root, files, jobs=options.jobs, progress=progress, macro_file=macro_file,
-                                 texts=tree.texts())
-    except BaseException:
-        cleanups[0]()
-        raise
-    outcome.failures.update(discovery.failures)
-    outcome.not_handled = [{"api": NOT_HANDLED[s.kind], "call": s.api, "file": s.file, "line": s.line,
-                            "function": s.function, "lock": s.expr, "text": f"{s.api}({', '.join(s.args)})"}
-                           for s in discovery.of_kind(*NOT_HANDLED)]
-    progress(f"discovered {len(discovery.sites)} lock sites ({outcome.timings['spatch_discover_s']:.1f}s)")
-
     flags = build_flags.find(root, options.database, options.cflags, progress,  # as the build compiles
                              run_build=not options.dry_run or options.configure)
     cleanups.append(flags.cleanup)  # scratch build directories, header stubs
+    beside = ThreadPoolExecutor(max_workers=1)  # spatch's discovery, beside the regions' reading
     try:
         outcome.build_flags = flags.source
+        outcome.timings["spatch_discover_s"] = 0.0  # the report lists the steps in their order of old
         with _timed(outcome, "libclang_s"):
             analysis = analyse(root, files, flags.for_file, options.jobs, progress, flags.built, tree, includes)
         cleanups.append(analysis.cleanup)
+        # Where regions start and end needs nothing spatch's discovery finds (the lock table and
+        # the locks kept posix do): it runs while they are read, Python on one core, where during
+        # libclang's parsing both cores were busy
+        discovering = beside.submit(_timed_call, outcome, "spatch_discover_s", discover, root, files,
+                                    jobs=options.jobs, progress=progress, macro_file=macro_file, texts=tree.texts())
+        with _timed(outcome, "extract_s"):
+            sources = {**analysis.parsed, **analysis.headers}
+            regions = _regions(root, sources, analysis, flags.built)
+        discovery = discovering.result()
+        outcome.failures.update(discovery.failures)
+        outcome.not_handled = [{"api": NOT_HANDLED[s.kind], "call": s.api, "file": s.file, "line": s.line,
+                                "function": s.function, "lock": s.expr, "text": f"{s.api}({', '.join(s.args)})"}
+                               for s in discovery.of_kind(*NOT_HANDLED)]
+        progress(f"discovered {len(discovery.sites)} lock sites ({outcome.timings['spatch_discover_s']:.1f}s)")
         _record_analysis(analysis, outcome, progress)
 
         table = build_lock_table(discovery, tree.texts(), includes)
         outcome.api_notes += table.notes
         kept = find_kept_posix(tree.texts(), discovery, table)  # locks the runtime cannot take over
         outcome.kept_posix = [k.record() for k in kept.kept]
+        with _timed(outcome, "extract_s"):
+            for path, found in regions.items():
+                _refuse_kept(str(path.relative_to(root)), found, kept)
 
         overrides = {o.section: o for o in lock_config.read_sections(config_path)}
-        with _timed(outcome, "extract_s"):
-            sources = {**analysis.parsed, **analysis.headers}
-            regions = _regions(root, sources, analysis, flags.built, kept)
         with _timed(outcome, "thread_state_s"):
             roots = {callee for rs in regions.values() for r in rs if r.extractable for callee in _callees(r)}
             state = complete_call_graph(root, files, analysis, roots, options.jobs, progress, flags.built)
@@ -144,6 +151,7 @@ def analyse_tree(root: Path, files: list[Path], config_path: Path, options: Opti
         progress(f"rewrote the lock API in {len(outcome.changed)} files "
                  f"({outcome.timings['spatch_rewrite_and_verify_s']:.1f}s)")
     finally:
+        beside.shutdown()  # spatch done, or ended by the signal's handler, before its macro file goes
         for cleanup in cleanups:
             cleanup()
     return outcome
@@ -185,10 +193,11 @@ def _without_failing_regions(staging: Staging, rel: str, changed: dict[str, str]
     return True
 
 
-def _regions(root: Path, sources: dict[Path, ParsedFile], analysis: Analysis, built: Callable[[Path], bool],
-             kept: KeptPosix) -> dict[Path, list[Region]]:
+def _regions(root: Path, sources: dict[Path, ParsedFile], analysis: Analysis, built: Callable[[Path], bool]
+             ) -> dict[Path, list[Region]]:
     """Every region of the analysed files and headers, those no step may extract refused: in a
-    header where it is unsafe, in a file the build does not compile, on a lock kept posix."""
+    header where it is unsafe, in a file the build does not compile (then those on a lock kept
+    posix: _refuse_kept, once discovery is done)."""
     regions = {path: [r for fr in regions_of(parsed, analysis.vocab) for r in fr.regions]
                for path, parsed in sources.items()}
     for path, view in analysis.headers.items():
@@ -198,7 +207,6 @@ def _regions(root: Path, sources: dict[Path, ParsedFile], analysis: Analysis, bu
         if seen_through.suffix == ".c" and not built(seen_through):  # no compile check could verify them
             for region in found:
                 region.refuse(Reason.NOT_BUILT, region.line, first=True)
-        _refuse_kept(str(path.relative_to(root)), found, kept)
     return regions
 
 
@@ -242,6 +250,12 @@ class _timed:
     def __exit__(self, *exc):
         timings = self.outcome.timings
         timings[self.key] = timings.get(self.key, 0.0) + time.monotonic() - self.started
+
+
+def _timed_call(outcome: Outcome, key: str, function: Callable, *args, **kwargs):
+    """function(*args, **kwargs), its duration stored as _timed stores a block's."""
+    with _timed(outcome, key):
+        return function(*args, **kwargs)
 
 
 def source_files(root: Path, skipped: dict[str, str] | None = None) -> list[Path]:
