@@ -99,11 +99,12 @@ def analyse(root: Path, files: list[Path], flags_for: Callable[[Path], list[str]
     tree = _TreeText(files, source, includes)
     seeds = tree.naming(_MUTEX_FUNCTION.search)  # lock macros of headers
     todo = [f for f in candidates if f in seeds or with_header(f)]
+    in_tree: dict[str, bool] = {}  # add_macros's: a file name -> under root
     while todo:
         result.parse_all(root, todo, jobs, progress)
         for path in todo:  # every file's macros before any file's wrappers
             if path in result.parsed:
-                add_macros(result.parsed[path], root, result.vocab)
+                add_macros(result.parsed[path], root, result.vocab, in_tree)
         known = -1
         while known != len(result.vocab.wrappers):  # a wrapper over one found in a later file
             known = len(result.vocab.wrappers)      # (libuv's before_fork over uv_mutex_lock)

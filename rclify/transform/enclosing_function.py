@@ -47,7 +47,7 @@ def macros(region: Region, body: str) -> list[tuple[str, str]]:
     fn_start = region.function.extent.start.offset
     text = region.parsed.text(fn_start, region.start)
     lines = text.split("\n")
-    used = identifiers_used(body)
+    used = None  # the body's identifiers, read where the function defines a macro
     found: dict[str, str] = {}
     depth = 0  # #if blocks of the function open at this point (< 0: one opened before it)
     for first, last in directive_lines(text):
@@ -61,6 +61,8 @@ def macros(region: Region, body: str) -> list[tuple[str, str]]:
         elif keyword in ("else", "elif"):
             depth = depth if depth > 0 else -1  # the branch of a block opened before the function
         name = re.match(r"[A-Za-z_]\w*", words[1]) if len(words) >= 2 and keyword in ("define", "undef") else None
+        if name is not None and used is None:
+            used = identifiers_used(body)
         if name is None or name.group(0) not in used:
             continue
         if depth != 0:

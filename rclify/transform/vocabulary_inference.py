@@ -24,10 +24,11 @@ from rclify.transform.vocabulary import LockOp, Vocabulary, Wrapper
 K = ci.CursorKind
 
 
-def add_macros(parsed: ParsedFile, root: Path, vocab: Vocabulary) -> None:
+def add_macros(parsed: ParsedFile, root: Path, vocab: Vocabulary, in_tree: dict[str, bool] | None = None) -> None:
     """Lock macros defined in the tree (not system headers), through any chain of macros and
-    wrappers (those that name a wrapper found later are kept pending until then)."""
-    in_tree: dict[str, bool] = {}  # file name -> under root (thousands of system macros: cache)
+    wrappers (those that name a wrapper found later are kept pending until then).  in_tree: file
+    name -> under root, kept by the caller across the units (each includes the same headers)."""
+    in_tree = {} if in_tree is None else in_tree  # thousands of system macros, in a few hundred files
     texts: dict[str, bytes] = {str(parsed.path): parsed.data}  # file name -> its bytes, for the #if lines around a definition
     listed = top_level(parsed.tu)
     for file, _, start, row in listed.macro_definitions:
