@@ -126,25 +126,26 @@ def _tokens_until(code: str, start: int, end: int) -> list[Token]:
     return out
 
 
-def _definition(file: str, code: str, tokens: list[Token], i: int, boundary: int, body_end: int
+def _definition(file: str, code: str, tokens: list[Token], i: int, head: int, body_end: int
                 ) -> Function | None | object:
-    """The function whose body opens at tokens[i] (`{` at file level), tokens[boundary:i] its
-    head; None: no function's body; _UNMATCHED: a `)` with no `(` in tokens."""
+    """The function whose body opens at tokens[i] (`{` at file level), its head from tokens[head]
+    on (past the last file-level `;` or `}`); None: no function's body; _UNMATCHED: a `)` before
+    it with no `(` in tokens."""
     close = i - 1
-    while close >= boundary and tokens[close].text == ")":  # past __attribute__((...)) groups
+    while close >= 0 and tokens[close].text == ")":  # past __attribute__((...)) groups
         open_ = _opening(tokens, close)
-        if open_ < boundary:
+        if open_ < 0:
             return _UNMATCHED
-        if open_ > boundary and tokens[open_ - 1].text in ("__attribute__", "__attribute"):
+        if open_ > 0 and tokens[open_ - 1].text in ("__attribute__", "__attribute"):
             close = open_ - 2
             continue
         break
-    if not (close >= boundary and tokens[close].text == ")"):
+    if not (close >= 0 and tokens[close].text == ")"):
         return None
     open_ = _opening(tokens, close)
-    if open_ < boundary:
+    if open_ < 0:
         return _UNMATCHED
-    if not (open_ > boundary and tokens[open_ - 1].kind == "ident" and tokens[open_ - 1].text not in _NOT_CALLS):
+    if not (open_ > 0 and tokens[open_ - 1].kind == "ident" and tokens[open_ - 1].text not in _NOT_CALLS):
         return None
     name = tokens[open_ - 1]
     params, start = [], open_ + 1
@@ -152,41 +153,25 @@ def _definition(file: str, code: str, tokens: list[Token], i: int, boundary: int
         if (tokens[j].text == "," and _depth_between(tokens, open_, j) == 1) or j == close:
             params.append(_param_name(tokens[start:j]))
             start = j + 1
-    head = [x.text for x in tokens[boundary : open_ - 1]]
+    words = [x.text for x in tokens[head : open_ - 1]]
     return Function(file, name.text, code.count("\n", 0, name.start) + 1, tuple(p for p in params if p),
-                    "void" in head and "*" not in head, tokens[i].start, body_end, "static" in head)
+                    "void" in words and "*" not in words, tokens[i].start, body_end, "static" in words)
 
 
 def _functions_in_tokens(file: str, code: str) -> list[Function]:
-    """functions(), from the whole file's tokens."""
+    """functions(), from the whole file's tokens (a `(` a head's `)` has none of is no function)."""
     tokens = tokenize(code)
     out, depth, boundary = [], 0, -1
     i = 0
     while i < len(tokens):
         t = tokens[i]
         if t.text == "{" and depth == 0:
-            close = i - 1
-            while close >= 0 and tokens[close].text == ")":  # past __attribute__((...)) groups
-                open_ = _opening(tokens, close)
-                if open_ > 0 and tokens[open_ - 1].text in ("__attribute__", "__attribute"):
-                    close = open_ - 2
-                    continue
-                break
             end = matching_bracket(tokens, i)
             if end < 0:
                 break
-            open_ = _opening(tokens, close) if close >= 0 and tokens[close].text == ")" else -1
-            if open_ > 0 and tokens[open_ - 1].kind == "ident" and tokens[open_ - 1].text not in _NOT_CALLS:
-                name = tokens[open_ - 1]
-                params, start = [], open_ + 1
-                for j in range(open_ + 1, close + 1):
-                    if (tokens[j].text == "," and _depth_between(tokens, open_, j) == 1) or j == close:
-                        params.append(_param_name(tokens[start:j]))
-                        start = j + 1
-                head = [x.text for x in tokens[boundary + 1 : open_ - 1]]
-                out.append(Function(file, name.text, code.count("\n", 0, name.start) + 1,
-                                    tuple(p for p in params if p), "void" in head and "*" not in head,
-                                    t.start, tokens[end].end, "static" in head))
+            found = _definition(file, code, tokens, i, boundary + 1, tokens[end].end)
+            if isinstance(found, Function):
+                out.append(found)
                 i, boundary = end + 1, end
                 continue
             depth += 1
