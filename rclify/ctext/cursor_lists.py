@@ -167,7 +167,9 @@ def top_level(tu: ci.TranslationUnit, kinds: list[ci.CursorKind]) -> TopLevelLis
         if count <= capacity:
             break
         capacity = count
-    return TopLevelListing(list(_TOP_LEVEL.iter_unpack(memoryview(out).cast("B")[: count * _TOP_LEVEL.size])), tu, out)
+    kept = (_TopLevelEntry * count)()  # the listing stays with the unit: no room to spare
+    ctypes.memmove(kept, out, count * _TOP_LEVEL.size)
+    return TopLevelListing(list(_TOP_LEVEL.iter_unpack(memoryview(kept).cast("B"))), tu, kept)
 
 
 def top_level_spellings(tu: ci.TranslationUnit, kind: ci.CursorKind) -> list[str]:
