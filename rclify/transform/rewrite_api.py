@@ -60,17 +60,20 @@ STEPS = [
     (("calls.cocci",), [(re.compile(r"\bpthread_(mutex|cond|mutexattr)_\w+\s*\("), "pthread_")]),
 ]
 
-_DEFINE_TOKENS = [
-    (re.compile(r"\bpthread_mutex_t\b"), "rcl_mutex_t"),
-    (re.compile(r"\bpthread_cond_t\b"), "rcl_cond_t"),
-    (re.compile(r"\bPTHREAD_MUTEX_INITIALIZER\b"), "RCL_MUTEX_INITIALIZER(RCL_CONFIG_DEFAULT)"),
-    (re.compile(r"\bPTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP\b"), "RCL_RECURSIVE_MUTEX_INITIALIZER(RCL_CONFIG_DEFAULT)"),
-    (re.compile(r"\bPTHREAD_ERRORCHECK_MUTEX_INITIALIZER_NP\b"), "RCL_ERRORCHECK_MUTEX_INITIALIZER(RCL_CONFIG_DEFAULT)"),
-    (re.compile(r"\bPTHREAD_COND_INITIALIZER\b"), "RCL_COND_INITIALIZER"),
-    (re.compile(r"\bpthread_(mutex_(?:lock|unlock|trylock|timedlock|clocklock|destroy)|"
-                r"cond_(?:wait|timedwait|clockwait|signal|broadcast|init|destroy))\b"),
-     r"rcl_\1"),
-]
+# the pthread names the text pass replaces, each a whole word: name -> replacement
+_DEFINE_TOKENS = {
+    "pthread_mutex_t": "rcl_mutex_t",
+    "pthread_cond_t": "rcl_cond_t",
+    "PTHREAD_MUTEX_INITIALIZER": "RCL_MUTEX_INITIALIZER(RCL_CONFIG_DEFAULT)",
+    "PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP": "RCL_RECURSIVE_MUTEX_INITIALIZER(RCL_CONFIG_DEFAULT)",
+    "PTHREAD_ERRORCHECK_MUTEX_INITIALIZER_NP": "RCL_ERRORCHECK_MUTEX_INITIALIZER(RCL_CONFIG_DEFAULT)",
+    "PTHREAD_COND_INITIALIZER": "RCL_COND_INITIALIZER",
+    **{f"pthread_{op}": f"rcl_{op}" for op in (
+        "mutex_lock", "mutex_unlock", "mutex_trylock", "mutex_timedlock", "mutex_clocklock", "mutex_destroy",
+        "cond_wait", "cond_timedwait", "cond_clockwait", "cond_signal", "cond_broadcast", "cond_init",
+        "cond_destroy")},
+}
+_PTHREAD_WORD = re.compile(r"\b(?:pthread|PTHREAD)_\w*")  # one scan: the words above are among these
 _DEFINE_INIT = re.compile(r"\bpthread_mutex_init\s*\(")
 _PTHREAD_INCLUDE = re.compile(r"^[ \t]*#[ \t]*include[ \t]*<pthread\.h>.*$", re.M)
 _ANY_INCLUDE = re.compile(r"^[ \t]*#[ \t]*include\b.*$", re.M)
@@ -198,9 +201,10 @@ def rewrite_leftovers(text: str, file: str = "") -> tuple[str, list[str]]:
         return text, []
     code = code_only(text)
     edits: list[tuple[int, int, str, str]] = []  # start, end, replacement, what
-    for pattern, replacement in _DEFINE_TOKENS:
-        for m in pattern.finditer(code):
-            edits.append((m.start(), m.end(), m.expand(replacement), m.group(0)))
+    for m in _PTHREAD_WORD.finditer(code):
+        replacement = _DEFINE_TOKENS.get(m.group(0))
+        if replacement is not None:
+            edits.append((m.start(), m.end(), replacement, m.group(0)))
     for m in _DEFINE_INIT.finditer(code):
         depth, j = 0, m.end() - 1
         while j < len(code):
