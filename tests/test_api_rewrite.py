@@ -10,7 +10,7 @@ import pytest
 from rclify import lock_config
 from rclify.transform.rewrite_api import add_include, rewrite_api, rewrite_leftovers
 from rclify.transform.discover import discover
-from rclify.transform.lock_table import build_lock_table
+from rclify.lock_identity.lock_table import build_lock_table
 from rclify.paths import CORPUS_DIR, RUNTIME_DIR
 
 FIXTURES = Path(__file__).parent / "fixtures" / "smpl"

@@ -1,5 +1,5 @@
 """Discovery (semantic_patches/discover/, rclify/transform/discover.py) and lock ids
-(rclify/transform/lock_table.py).
+(rclify/lock_identity/lock_table.py).
 
 The fixture tree tests/fixtures/smpl/tree/ holds one small program with every lock shape we
 support: direct calls in braces, in an `if (... != 0)`, cast to void; lock macros (plain,
@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from rclify.transform.discover import Discovery, Site, discover
-from rclify.transform.lock_table import build_lock_table, normalize
+from rclify.lock_identity.lock_table import build_lock_table, normalize
 from rclify.ctext.preprocessor import define_around
 from rclify.ctext.spatch import MACRO_FILE
 from rclify.ctext.tree_macros import declaration_macros, write_macro_file

@@ -10,7 +10,7 @@ from rclify.transform.analyse import analyse, regions_of
 from rclify.transform.header_sections import includes_locking_header
 from rclify.transform.includes import IncludeGraph
 from rclify.transform.source_tree import SourceTree
-from rclify.transform.struct_instances import struct_locks
+from rclify.lock_identity.struct_instances import struct_locks
 
 
 def _tree(root: Path, files: dict[str, str]) -> SourceTree:

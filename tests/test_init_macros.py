@@ -1,4 +1,4 @@
-"""Locks created through init macros (rclify/transform/lock_helpers/helper_macros.py init_macros()): a function-like
+"""Locks created through init macros (rclify/lock_identity/lock_helpers/helper_macros.py init_macros()): a function-like
 macro whose body is one pthread_mutex_init of its parameter (zstd's `ZSTD_pthread_mutex_init`) is a
 lock helper, so each use is a lock of its own: in lock_config.h, at run time, in both profilers.
 
@@ -18,9 +18,9 @@ import pytest
 from rclify import runtime_build
 from rclify.profiling import lock_id_matching, profile
 from rclify.ctext.preprocessor import one_branch_where_unbalanced
-from rclify.transform import lock_helpers
-from rclify.transform.lock_helpers import infer, wrap_calls
-from rclify.transform.lock_table import LockSite
+from rclify.lock_identity import lock_helpers
+from rclify.lock_identity.lock_helpers import infer, wrap_calls
+from rclify.lock_identity.lock_table import LockSite
 from corpus_build import build, run_expected
 from lock_config_edits import entries as config_entries, set_algorithm
 

@@ -1,13 +1,16 @@
-"""Modules loaded where libclang or jinja2 may be missing import neither: the lock table and the
-lock configuration, read by spatch's embedded Python (semantic_patches/api/calls.cocci), and the
-profiling side, which `rclify profile` / `assign` run on a machine that only profiles."""
+"""Modules loaded where libclang or jinja2 may be missing import neither: lock identity
+(rclify/lock_identity/: the lock table, helpers, struct instances) and the lock configuration,
+read by spatch's embedded Python (semantic_patches/api/calls.cocci), and the profiling side,
+which `rclify profile` / `assign` run on a machine that only profiles."""
 
 import subprocess
 import sys
 
 import pytest
 
-LIGHT = ["rclify.transform.lock_table", "rclify.lock_config", "rclify.ctext.languages",
+LIGHT = ["rclify.lock_identity", "rclify.lock_identity.lock_table", "rclify.lock_identity.lock_helpers",
+         "rclify.lock_identity.struct_instances", "rclify.lock_identity.zero_initialised_locks",
+         "rclify.lock_config", "rclify.ctext.languages", "rclify.profiling.lock_id_matching",
          "rclify.profiling.preload_records", "rclify.profiling.assign", "rclify.profiling.profile"]
 
 

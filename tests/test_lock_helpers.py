@@ -1,4 +1,4 @@
-"""Locks created through a program's helper functions (rclify/transform/lock_helpers/): each call
+"""Locks created through a program's helper functions (rclify/lock_identity/lock_helpers/): each call
 of the helper is a lock of its own, in lock_config.h, at run time and in a profile.
 
 Inference and the call rewrite are checked on small texts; the corpus program
@@ -19,9 +19,9 @@ import pytest
 
 from rclify import runtime_build
 from rclify.profiling import lock_id_matching, profile
-from rclify.transform import lock_helpers
-from rclify.transform.lock_helpers import infer, pointer_to, root, wrap_calls
-from rclify.transform.lock_table import LockSite
+from rclify.lock_identity import lock_helpers
+from rclify.lock_identity.lock_helpers import infer, pointer_to, root, wrap_calls
+from rclify.lock_identity.lock_table import LockSite
 from corpus_build import build, run_expected
 from lock_config_edits import entries as config_entries, set_algorithm
 
@@ -557,7 +557,7 @@ def test_functions_read_between_statements_are_those_read_from_the_whole_files_t
     of the corpus and of the fixtures gives the definitions the whole file's tokens give, and a
     head whose `(` lies before the last `;` (blanked #if branches can make one) falls back to them."""
     from rclify.paths import CORPUS_DIR
-    from rclify.transform.lock_helpers.c_text import _functions_in_tokens, blanked_code, functions
+    from rclify.lock_identity.lock_helpers.c_text import _functions_in_tokens, blanked_code, functions
 
     files = sorted([*CORPUS_DIR.rglob("*.[ch]"), *(Path(__file__).parent / "fixtures").rglob("*.[ch]")])
     assert len(files) > 100

@@ -22,7 +22,7 @@ import pytest
 from rclify import lock_config, runtime_build
 from rclify.ctext.tokens import code_only
 from rclify.transform.discover import discover
-from rclify.transform.lock_table import build_lock_table
+from rclify.lock_identity.lock_table import build_lock_table
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "corpus"
@@ -404,7 +404,7 @@ def test_a_struct_instance_reads_the_struct_its_file_sees():
     `struct thread_data` with two.  init.c's `static struct thread_data def_thread;` (fio.h's)
     got two locks, `def_thread.lock` and `def_thread.done_lock`, whose constructors did not
     compile; the instance of the test program's own struct keeps its locks."""
-    from rclify.transform.struct_instances import struct_locks
+    from rclify.lock_identity.struct_instances import struct_locks
     texts = {
         "fio.h": "struct thread_data { int thread_number; char name[16]; };\n",
         "init.c": '#include "fio.h"\nstatic struct thread_data def_thread;\n',

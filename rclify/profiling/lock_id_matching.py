@@ -5,7 +5,7 @@ import os
 import re
 from dataclasses import dataclass, field
 
-from rclify.transform.lock_table import normalize
+from rclify.lock_identity.lock_table import normalize
 
 
 def _name_part(lock_id: str) -> str:

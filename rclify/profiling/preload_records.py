@@ -3,7 +3,7 @@ entries: records grouped by allocation site, addresses resolved to variables and
 through the program's symbols, counts and cache misses summed.
 
 A lock set up inside one of the program's lock helpers (a function that creates a lock for its
-caller: rclify/transform/lock_helpers/, read from the sources the debug info names) is named by
+caller: rclify/lock_identity/lock_helpers/, read from the sources the debug info names) is named by
 the helper's call, one level up per helper, as `rclify transform` names it: each call of
 `my_mutex_init(&tbl->lock)` is a lock of its own, with the expression `&tbl->lock`."""
 
@@ -16,7 +16,7 @@ from pathlib import Path
 from rclify.profiling import symbols as syms
 from rclify.profiling.format import CACHE_EVENTS, FORMAT, VERSION, cs_time_pct, status_text
 from rclify.ctext.preprocessor import quoted_includes
-from rclify.transform import lock_helpers
+from rclify.lock_identity import lock_helpers
 
 MUTEX_SIZE = 40  # sizeof(pthread_mutex_t) on x86-64/aarch64 glibc
 

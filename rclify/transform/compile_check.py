@@ -31,7 +31,7 @@ from rclify.transform.cxx import cxx_compiles
 from rclify.transform.build_flags import BuildFlags
 from rclify.transform.includes import IncludeGraph, left_unchanged_group
 from rclify.transform.kept_posix import KeptPosix
-from rclify.transform.lock_table import LockTable
+from rclify.lock_identity.lock_table import LockTable
 from rclify.transform.refusals import Reason
 from rclify.transform.report import Outcome
 from rclify.transform.source_tree import SourceTree

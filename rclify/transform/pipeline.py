@@ -46,8 +46,8 @@ from rclify.transform.cxx import cxx_regions
 from rclify.transform.discover import NOT_HANDLED, Discovery, discover
 from rclify.transform.includes import IncludeGraph
 from rclify.transform.kept_posix import KeptPosix, find_kept_posix
-from rclify.transform.lock_helpers import kept_call_sites
-from rclify.transform.lock_table import LockTable, build_lock_table
+from rclify.lock_identity.lock_helpers import kept_call_sites
+from rclify.lock_identity.lock_table import LockTable, build_lock_table
 from rclify.transform.refusals import Reason
 from rclify.transform.regions import Region
 from rclify.transform.render import FileRenderer
@@ -107,11 +107,7 @@ def analyse_tree(root: Path, files: list[Path], config_path: Path, options: Opti
             sources = {**analysis.parsed, **analysis.headers}
             regions = _regions(root, sources, analysis, flags.built)
         discovery = discovering.result()
-        outcome.failures.update(discovery.failures)
-        outcome.not_handled = [{"api": NOT_HANDLED[s.kind], "call": s.api, "file": s.file, "line": s.line,
-                                "function": s.function, "lock": s.expr, "text": f"{s.api}({', '.join(s.args)})"}
-                               for s in discovery.of_kind(*NOT_HANDLED)]
-        progress(f"discovered {len(discovery.sites)} lock sites ({outcome.timings['spatch_discover_s']:.1f}s)")
+        _record_discovery(discovery, outcome, progress)
         _record_analysis(analysis, outcome, progress)
 
         table = build_lock_table(discovery, tree.texts(), includes)
@@ -288,6 +284,14 @@ def _not_a_source(path: Path) -> str | None:
     if not os.access(path, os.R_OK | os.W_OK):
         return "not readable and writable by this user"
     return None
+
+
+def _record_discovery(discovery: Discovery, outcome: Outcome, progress: Progress) -> None:
+    outcome.failures.update(discovery.failures)
+    outcome.not_handled = [{"api": NOT_HANDLED[s.kind], "call": s.api, "file": s.file, "line": s.line,
+                            "function": s.function, "lock": s.expr, "text": f"{s.api}({', '.join(s.args)})"}
+                           for s in discovery.of_kind(*NOT_HANDLED)]
+    progress(f"discovered {len(discovery.sites)} lock sites ({outcome.timings['spatch_discover_s']:.1f}s)")
 
 
 def _record_analysis(analysis: Analysis, outcome: Outcome, progress: Progress) -> None:

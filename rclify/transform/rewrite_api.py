@@ -13,7 +13,7 @@ per step of STEPS over all files that mention its tokens), then two small text p
     text pass), RCL_CONFIG_REF(cfg), a C compound literal's address, becomes a lambda returning a
     static configuration (rclify/transform/cxx.py);
   * each call of one of the tree's lock helpers that has a lock_config.h entry of its own is
-    wrapped in RCL_LOCK_SITE (rclify/transform/lock_helpers/);
+    wrapped in RCL_LOCK_SITE (rclify/lock_identity/lock_helpers/);
   * every changed file gets `#include "<relative path to lock_config.h>"` after its last
     `#include <pthread.h>` (else after its first #include, else at the top).
 Nothing is written into the tree: the new texts are returned.  Running it again over its own
@@ -37,8 +37,8 @@ from rclify.transform.cxx import config_refs_for_cxx
 from rclify.transform import init_aliases
 from rclify.transform.discover import relative_files
 from rclify.transform.kept_posix import KeptPosix
-from rclify.transform.lock_helpers import wrap_calls
-from rclify.transform.lock_table import LockSite, LockTable
+from rclify.lock_identity.lock_helpers import wrap_calls
+from rclify.lock_identity.lock_table import LockSite, LockTable
 from rclify.lock_config import macro_suffix
 from rclify.paths import SEMANTIC_PATCHES_DIR
 from rclify.templates import templates
@@ -106,7 +106,7 @@ def rewrite_api(root: Path, files: list[Path], sites: list[LockSite], config_hea
     given), an ApiRewrite dict that also carries errors, notes and failures.
 
     root: the tree; files: its C files (absolute or relative to root); sites: the lock sites
-    (rclify.transform.lock_table); config_header: where lock_config.h is (or will be); kept: the
+    (rclify.lock_identity.lock_table); config_header: where lock_config.h is (or will be); kept: the
     locks that stay pthread mutexes (rclify.transform.kept_posix): hidden from the patches and the
     text pass; macro_file: spatch's (rclify.ctext.spatch).
     """

@@ -3,7 +3,7 @@
 /// functions ("hybrid" regions), destroy, and every pthread_cond_* call (clockwait included)
 /// become their rcl_* equivalent (same arguments);
 /// pthread_mutex_init(E, A) becomes rcl_mutex_init(E, A, RCL_CONFIG_REF(RCLIFY_LOCK_<id>)) with the
-/// id of E's lock site (rclify/transform/lock_table.py; JSON file named by $RCLIFY_LOCK_SITES; NULL, the
+/// id of E's lock site (rclify/lock_identity/lock_table.py; JSON file named by $RCLIFY_LOCK_SITES; NULL, the
 /// default configuration, when E matches no site).  Calls inside macro bodies are rewritten too.
 /// pthread_mutex_consistent(_np) and pthread_mutex_{get,set}prioceiling become rcl_mutex_consistent
 /// and rcl_mutex_{get,set}prioceiling (the runtime runs a robust or priority-protocol mutex on its
@@ -23,7 +23,7 @@ virtual json
 @initialize:python@
 @@
 import rclify_smpl
-from rclify.transform.lock_table import LockTable
+from rclify.lock_identity.lock_table import LockTable
 TABLE = LockTable.from_json(rclify_smpl.env_json("RCLIFY_LOCK_SITES", []))
 
 @script:python depends on json@

@@ -3,7 +3,7 @@
 ///   PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP   -> RCL_RECURSIVE_MUTEX_INITIALIZER(RCLIFY_LOCK_<id>)
 ///   PTHREAD_ERRORCHECK_MUTEX_INITIALIZER_NP  -> RCL_ERRORCHECK_MUTEX_INITIALIZER(RCLIFY_LOCK_<id>)
 ///   PTHREAD_COND_INITIALIZER                 -> RCL_COND_INITIALIZER
-/// <id> is the lock id of the definition the initializer belongs to (rclify/transform/lock_table.py), read
+/// <id> is the lock id of the definition the initializer belongs to (rclify/lock_identity/lock_table.py), read
 /// from the JSON file named by $RCLIFY_LOCK_SITES.  An initializer that belongs to no known
 /// definition (a struct initializer, a compound literal) gets RCL_CONFIG_DEFAULT and is reported.
 /// PTHREAD_ADAPTIVE_MUTEX_INITIALIZER_NP (a spinning hint) becomes RCL_MUTEX_INITIALIZER, reported.
@@ -22,7 +22,7 @@ virtual json
 @initialize:python@
 @@
 import rclify_smpl
-from rclify.transform.lock_table import LockTable
+from rclify.lock_identity.lock_table import LockTable
 TABLE = LockTable.from_json(rclify_smpl.env_json("RCLIFY_LOCK_SITES", []))
 RCL_NAME = {
     "PTHREAD_MUTEX_INITIALIZER": "RCL_MUTEX_INITIALIZER",

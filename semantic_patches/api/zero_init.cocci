@@ -4,7 +4,7 @@
 ///   static pthread_mutex_t m[N];   ->  (function-local) = { [0 ... (N) - 1] = RCL_MUTEX_INITIALIZER(...) }
 /// (types.cocci then retypes them).  Without it such a lock runs as an anonymous lock, although
 /// lock_config.h lists it.  Which definitions get one is the lock table's decision
-/// (rclify/transform/zero_initialised_locks.py: LockSite.zero_init == 'initializer', read from the JSON file
+/// (rclify/lock_identity/zero_initialised_locks.py: LockSite.zero_init == 'initializer', read from the JSON file
 /// named by $RCLIFY_LOCK_SITES); file-scope arrays, declarations of several names and globals a
 /// header defines get a constructor from rclify/transform/rewrite_api.py instead.
 //
@@ -22,7 +22,7 @@ virtual json
 @initialize:python@
 @@
 import rclify_smpl
-from rclify.transform.lock_table import LockTable
+from rclify.lock_identity.lock_table import LockTable
 TABLE = LockTable.from_json(rclify_smpl.env_json("RCLIFY_LOCK_SITES", []))
 
 @script:python depends on json@

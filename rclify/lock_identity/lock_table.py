@@ -21,12 +21,12 @@ from collections import defaultdict
 
 from rclify.ctext.tokens import balanced
 from rclify.lock_config import LockEntry
-from rclify.transform import lock_helpers
+from rclify.lock_identity import lock_helpers
 from rclify.transform.discover import Discovery, Site
 from rclify.transform.includes import IncludeGraph
-from rclify.transform.lock_site import LockSite
-from rclify.transform.struct_instances import struct_locks
-from rclify.transform.zero_initialised_locks import header_includers, name_zero_initialised, zero_filled
+from rclify.lock_identity.lock_site import LockSite
+from rclify.lock_identity.struct_instances import struct_locks
+from rclify.lock_identity.zero_initialised_locks import header_includers, name_zero_initialised, zero_filled
 
 
 def _field_initialized(fields: list["LockSite"], source: str, offset: int) -> "LockSite | None":

@@ -59,14 +59,14 @@ the lock table's ids), wrapping.py (wrap_calls()).  Like lock_table.py, which im
 which spatch's embedded Python imports, it imports neither libclang nor jinja2.
 """
 
-from rclify.transform.lock_helpers.c_text import INIT, functions, macros
-from rclify.transform.lock_helpers.helper_calls import call_at
-from rclify.transform.lock_helpers.helper_macros import aliases, init_macros
-from rclify.transform.lock_helpers.inference import infer
-from rclify.transform.lock_helpers.lock_expressions import pointer_to, root
-from rclify.transform.lock_helpers.lock_ids import kept_call_sites, link
-from rclify.transform.lock_helpers.model import CallLock, Function, Helper, HelperCall, HelperLock, Helpers, MacroAlias
-from rclify.transform.lock_helpers.wrapping import wrap_calls
+from rclify.lock_identity.lock_helpers.c_text import INIT, functions, macros
+from rclify.lock_identity.lock_helpers.helper_calls import call_at
+from rclify.lock_identity.lock_helpers.helper_macros import aliases, init_macros
+from rclify.lock_identity.lock_helpers.inference import infer
+from rclify.lock_identity.lock_helpers.lock_expressions import pointer_to, root
+from rclify.lock_identity.lock_helpers.lock_ids import kept_call_sites, link
+from rclify.lock_identity.lock_helpers.model import CallLock, Function, Helper, HelperCall, HelperLock, Helpers, MacroAlias
+from rclify.lock_identity.lock_helpers.wrapping import wrap_calls
 
 __all__ = [
     "INIT", "CallLock", "Function", "Helper", "HelperCall", "HelperLock", "Helpers", "MacroAlias",

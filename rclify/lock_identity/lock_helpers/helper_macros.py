@@ -4,9 +4,9 @@ init macros, helpers of their own whose body is one pthread_mutex_init (init_mac
 import re
 
 from rclify.ctext.tokens import balanced, call_arguments, code_only, iter_tokens, matching_bracket, tokenize
-from rclify.transform.lock_helpers.c_text import INIT, MAX_MACRO_DEPTH, calls_in
-from rclify.transform.lock_helpers.lock_expressions import bare, root
-from rclify.transform.lock_helpers.model import Helper, HelperLock, MacroAlias
+from rclify.lock_identity.lock_helpers.c_text import INIT, MAX_MACRO_DEPTH, calls_in
+from rclify.lock_identity.lock_helpers.lock_expressions import bare, root
+from rclify.lock_identity.lock_helpers.model import Helper, HelperLock, MacroAlias
 
 # what a macro alias may pass to its helper besides its parameters (strings are blanked: "  ")
 _CONSTANT = re.compile(r"""__FILE__|__LINE__|__func__|__FUNCTION__|__PRETTY_FUNCTION__|NULL|[-+]?\s*\d\w*|"[^"]*"|'[^']*'""")

@@ -3,8 +3,8 @@ alias of one, an init macro), and whether a function of the tree can neither cre
 lock."""
 
 from rclify.ctext.languages import is_header
-from rclify.transform.lock_helpers.c_text import INIT, MAX_MACRO_DEPTH, Source, calls_in
-from rclify.transform.lock_helpers.model import Function, Helper, MacroAlias
+from rclify.lock_identity.lock_helpers.c_text import INIT, MAX_MACRO_DEPTH, Source, calls_in
+from rclify.lock_identity.lock_helpers.model import Function, Helper, MacroAlias
 
 # what a function of the program a helper calls must not reach (besides the helpers)
 _LOCK_API = ("pthread_mutex_", "pthread_rwlock_", "pthread_spin_", "pthread_cond_wait", "pthread_cond_timedwait",

@@ -8,7 +8,7 @@ import re
 from rclify.ctext.tokens import code_only
 from rclify.transform.discover import Site
 from rclify.transform.includes import IncludeGraph
-from rclify.transform.lock_site import LockSite
+from rclify.lock_identity.lock_site import LockSite
 
 
 def zero_filled(definition: Site) -> bool:

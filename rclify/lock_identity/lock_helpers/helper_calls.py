@@ -4,9 +4,9 @@
 import re
 
 from rclify.ctext.tokens import call_arguments
-from rclify.transform.lock_helpers.c_text import Source, assigned_to, blanked_code, functions, is_call, line_col
-from rclify.transform.lock_helpers.model import Helper, HelperCall
-from rclify.transform.lock_helpers.names import Names
+from rclify.lock_identity.lock_helpers.c_text import Source, assigned_to, blanked_code, functions, is_call, line_col
+from rclify.lock_identity.lock_helpers.model import Helper, HelperCall
+from rclify.lock_identity.lock_helpers.names import Names
 
 
 def call_sites(sources: list[Source], names: Names) -> list[HelperCall]:

@@ -5,7 +5,7 @@ import re
 from dataclasses import dataclass, field
 
 from rclify.ctext.languages import is_cxx, is_header
-from rclify.transform.lock_helpers.lock_expressions import pointer_to
+from rclify.lock_identity.lock_helpers.lock_expressions import pointer_to
 
 
 @dataclass(frozen=True)

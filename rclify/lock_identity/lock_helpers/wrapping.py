@@ -5,8 +5,8 @@ import re
 
 from rclify.ctext.languages import is_cxx, is_header
 from rclify.ctext.tokens import call_arguments
-from rclify.transform.lock_helpers.c_text import blanked_code, functions, is_call
-from rclify.transform.lock_helpers.model import HelperCall
+from rclify.lock_identity.lock_helpers.c_text import blanked_code, functions, is_call
+from rclify.lock_identity.lock_helpers.model import HelperCall
 
 
 def wrap_calls(text: str, file: str, sites, kept_ids: set[str] = frozenset()) -> tuple[str, list[str]]:

@@ -1,7 +1,7 @@
 """The lock table's ids: each helper lock's init ids once the table has numbered its sites (link()),
 and the call sites whose helper's inits all stay pthread mutexes (kept_call_sites())."""
 
-from rclify.transform.lock_helpers.model import Helpers
+from rclify.lock_identity.lock_helpers.model import Helpers
 
 
 def link(helpers: Helpers, sites: list) -> tuple[list, list[str]]:

@@ -6,14 +6,14 @@ import re
 from rclify.ctext.preprocessor import defines
 from rclify.ctext.tokens import call_arguments
 from rclify.transform import init_aliases
-from rclify.transform.lock_helpers.c_text import (
+from rclify.lock_identity.lock_helpers.c_text import (
     INIT, MAX_MACRO_DEPTH, Source, assigned_to, calls_in, line_col, read_sources,
 )
-from rclify.transform.lock_helpers.helper_calls import call_sites
-from rclify.transform.lock_helpers.helper_macros import aliases, init_macros, with_macro_inits
-from rclify.transform.lock_helpers.lock_expressions import bare, root
-from rclify.transform.lock_helpers.model import Function, Helper, HelperCall, HelperLock, Helpers
-from rclify.transform.lock_helpers.names import Names
+from rclify.lock_identity.lock_helpers.helper_calls import call_sites
+from rclify.lock_identity.lock_helpers.helper_macros import aliases, init_macros, with_macro_inits
+from rclify.lock_identity.lock_helpers.lock_expressions import bare, root
+from rclify.lock_identity.lock_helpers.model import Function, Helper, HelperCall, HelperLock, Helpers
+from rclify.lock_identity.lock_helpers.names import Names
 
 # What a helper may call besides the init: memory, attributes and condvars, failure reports.
 _ALLOWED = {

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from rclify.ctext.preprocessor import defines, directive_lines, one_branch_where_unbalanced
 from rclify.ctext.tokens import Token, code_only, iter_tokens, matching_bracket, tokenize, tokens_of
-from rclify.transform.lock_helpers.model import Function
+from rclify.lock_identity.lock_helpers.model import Function
 
 # the call that initialises a mutex
 INIT = "pthread_mutex_init"
