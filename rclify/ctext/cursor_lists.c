@@ -161,6 +161,7 @@ struct top_level {
 	const struct libclang *lib;
 	const int *kinds;
 	int n_kinds;
+	int definitions_of; /* of this kind, only the cursors that are definitions (-1: none such) */
 	struct top_level_entry *out;
 	long capacity, count;
 };
@@ -175,6 +176,10 @@ static int add_top_level(CXCursor cursor, CXCursor parent, void *client_data)
 		wanted = cursor.kind == list->kinds[i];
 	if (!wanted)
 		return CHILD_VISIT_CONTINUE;
+	/* a unit declares a thousand functions of its headers, and defines a few */
+	int is_definition = cursor.kind == list->definitions_of ? (int)lib->is_definition(cursor) : -1;
+	if (is_definition == 0)
+		return CHILD_VISIT_CONTINUE;
 	if (list->count < list->capacity) {
 		struct top_level_entry *entry = &list->out[list->count];
 		CXSourceLocation location = lib->cursor_location(cursor);
@@ -183,16 +188,16 @@ static int add_top_level(CXCursor cursor, CXCursor parent, void *client_data)
 		lib->instantiation_location(location, &entry->file, 0, 0, 0);
 		offsets(lib, cursor, &entry->start, &entry->end);
 		entry->from_main_file = lib->is_from_main_file(location);
-		entry->is_definition = lib->is_definition(cursor);
+		entry->is_definition = is_definition < 0 ? (int)lib->is_definition(cursor) : is_definition;
 	}
 	list->count++;
 	return CHILD_VISIT_CONTINUE;
 }
 
 long rclify_top_level(const struct libclang *lib, CXCursor unit, const int *kinds, int n_kinds,
-		      struct top_level_entry *out, long capacity)
+		      int definitions_of, struct top_level_entry *out, long capacity)
 {
-	struct top_level list = { lib, kinds, n_kinds, out, capacity, 0 };
+	struct top_level list = { lib, kinds, n_kinds, definitions_of, out, capacity, 0 };
 	lib->visit_children(unit, add_top_level, &list);
 	return list.count;
 }

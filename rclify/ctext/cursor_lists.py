@@ -102,7 +102,7 @@ def _loaded() -> _Library:
     lib.rclify_subtree.argtypes = [ctypes.POINTER(_Libclang), ci.Cursor, ctypes.POINTER(_SubtreeNode), ctypes.c_long]
     lib.rclify_subtree.restype = ctypes.c_long
     lib.rclify_top_level.argtypes = [ctypes.POINTER(_Libclang), ci.Cursor, ctypes.POINTER(ctypes.c_int),
-                                     ctypes.c_int, ctypes.POINTER(_TopLevelEntry), ctypes.c_long]
+                                     ctypes.c_int, ctypes.c_int, ctypes.POINTER(_TopLevelEntry), ctypes.c_long]
     lib.rclify_top_level.restype = ctypes.c_long
     lib.rclify_top_level_spellings.argtypes = [ctypes.POINTER(_Libclang), ci.Cursor, ctypes.c_int,
                                                ctypes.c_char_p, ctypes.c_long]
@@ -155,14 +155,17 @@ def subtree(root: ci.Cursor) -> list[tuple[ci.Cursor, int, int, int, int, int]]:
     return rows
 
 
-def top_level(tu: ci.TranslationUnit, kinds: list[ci.CursorKind]) -> TopLevelListing:
-    """The unit's top-level cursors of these kinds, in order, each with its file and offsets."""
+def top_level(tu: ci.TranslationUnit, kinds: list[ci.CursorKind], definitions_of: ci.CursorKind | None = None
+              ) -> TopLevelListing:
+    """The unit's top-level cursors of these kinds, in order, each with its file and offsets; of
+    the kind definitions_of, only those that are definitions."""
     library = _library()
     wanted = (ctypes.c_int * len(kinds))(*(k.value for k in kinds))
     capacity = 16384
     while True:
         out = (_TopLevelEntry * capacity)()
         count = library.lib.rclify_top_level(ctypes.byref(library.libclang), tu.cursor, wanted, len(kinds),
+                                             definitions_of.value if definitions_of is not None else -1,
                                              out, capacity)
         if count <= capacity:
             break

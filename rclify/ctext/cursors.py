@@ -106,7 +106,7 @@ _FUNCTION, _DEFINITION, _INSTANTIATION = (k.value for k in _LISTED)
 def top_level(tu: ci.TranslationUnit) -> TopLevel:
     cache = _cache(tu)
     if cache.top_level is None:
-        listing = cursor_lists.top_level(tu, _LISTED)
+        listing = cursor_lists.top_level(tu, _LISTED, definitions_of=K.FUNCTION_DECL)
         found = TopLevel(listing)
         rows = listing.rows  # (kind, file, start, end, from the main file, a definition): a row each
         found.function_definitions = [(found.file_name(file), listing.cursor(i))

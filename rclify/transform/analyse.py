@@ -67,7 +67,11 @@ class Analysis:
                 return path, err
 
         with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-            for i, (path, parsed) in enumerate(pool.map(parse_one, paths), 1):
+            # the largest first, so that no thread is left parsing a large file alone at the end;
+            # read back in the given order (the order every later step sees the files in)
+            started = {path: pool.submit(parse_one, path)
+                       for path in sorted(paths, key=lambda p: -len(self.source.data(p)))}
+            for i, (path, parsed) in enumerate((started[path].result() for path in paths), 1):
                 if isinstance(parsed, ParseError):
                     if into is self.parsed:  # a file read for the call graph only is not reported
                         self.failures[str(path.relative_to(root))] = str(parsed)
