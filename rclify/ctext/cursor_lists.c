@@ -5,7 +5,8 @@
  * translation unit's top level holds about 12,000 cursors (memcached.c: 5,215 macro uses and
  * 4,321 macro definitions, most of them in system headers), and the analysis read every one of
  * them, in every unit, then asked each for its file: 3 of the 5 seconds libclang took.  Here one
- * call lists the children, or the top-level cursors of some kinds with where they are.
+ * call lists a cursor's children, a node's whole subtree, the top-level cursors of some kinds
+ * with where they are, or their spellings.
  *
  * No libclang header is needed: the few types are libclang's stable C ABI (clang-c/Index.h),
  * and the functions are the ones the bindings loaded, handed over as pointers
@@ -64,8 +65,9 @@ struct top_level_entry {
 	int is_definition;
 };
 
-/* Each listing writes at most `capacity` items and counts them all: a caller that gets a count
- * over its capacity calls again with room for that many. */
+/* The listings of children, of top-level cursors and of spellings write at most `capacity`
+ * items and count them all: a caller that gets a count over its capacity calls again with room
+ * for that many.  The subtree's says -1 instead (it cannot list past what it has no room for). */
 
 /* A listed child with its extent's offsets (most walks ask each node where it starts). */
 struct child_entry {
