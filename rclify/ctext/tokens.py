@@ -6,7 +6,6 @@ Every piece of rclify that splits a call's arguments, matches brackets or blanks
 here (spatch's script rules too: semantic_patches/lib/rclify_smpl.py imports this module).
 """
 
-import bisect
 import functools
 import re
 from typing import NamedTuple
@@ -58,20 +57,17 @@ def tokens_of(text: str) -> tuple[Token, ...]:
     return tuple(iter_tokens(text))
 
 
-def tokens_between(text: str, start: int, end: int) -> tuple[Token, ...]:
-    """The tokens of text that lie in text[start:end] (offsets in text), from text's own tokens:
-    a function body's, without tokenizing the body again."""
-    tokens, starts = tokens_of(text), _token_starts(text)
-    first = bisect.bisect_left(starts, start)
-    last = first
-    while last < len(tokens) and tokens[last].end <= end:
-        last += 1
-    return tokens[first:last]
-
-
-@functools.lru_cache(maxsize=1024)
-def _token_starts(text: str) -> tuple[int, ...]:
-    return tuple(t.start for t in tokens_of(text))
+def tokens_between(text: str, start: int, end: int) -> list[Token]:
+    """The tokens of text[start:end], offsets in text, start and end between tokens (a body from
+    its `{` to past its `}`, the text between two file-level statements): the span alone is
+    tokenized, not the whole text (a helper's calls reach one body each of functions all over
+    the tree)."""
+    out = []
+    for token in iter_tokens(text, start):
+        if token.end > end:
+            break
+        out.append(token)
+    return out
 
 
 _OPENERS = {"(": ")", "[": "]", "{": "}"}

@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass
 
 from rclify.ctext.preprocessor import defines, directive_lines, one_branch_where_unbalanced
-from rclify.ctext.tokens import Token, code_only, iter_tokens, matching_bracket, tokenize, tokens_of
+from rclify.ctext.tokens import Token, code_only, matching_bracket, tokenize, tokens_between, tokens_of
 from rclify.lock_identity.lock_helpers.model import Function
 
 # the call that initialises a mutex
@@ -80,7 +80,7 @@ def functions(file: str, code: str) -> list[Function]:
             if closing[k] < 0:
                 break
             end = marks[closing[k]][0]
-            tokens = [*_tokens_until(code, boundary, at), Token("punct", "{", at, at + 1)]
+            tokens = [*tokens_between(code, boundary, at), Token("punct", "{", at, at + 1)]
             found = _definition(file, code, tokens, len(tokens) - 1, 0, end + 1)
             if found is _UNMATCHED:
                 return _functions_in_tokens(file, code)
@@ -115,15 +115,6 @@ def _closing_braces(marks: list[tuple[int, str]]) -> list[int]:
         elif mark == "}" and open_:
             closing[open_.pop()] = k
     return closing
-
-
-def _tokens_until(code: str, start: int, end: int) -> list[Token]:
-    out = []
-    for token in iter_tokens(code, start):
-        if token.start >= end:
-            break
-        out.append(token)
-    return out
 
 
 def _definition(file: str, code: str, tokens: list[Token], i: int, head: int, body_end: int
@@ -202,7 +193,7 @@ def calls_in(code: str, start: int, end: int):
     if (start, end) == (0, len(code)):
         tokens = tokens_of(code)
     else:
-        tokens = [t for t in _tokens_until(code, start, end) if t.end <= end]
+        tokens = tokens_between(code, start, end)
     for i, t in enumerate(tokens[:-1]):
         if t.kind == "ident" and tokens[i + 1].text == "(" and t.text not in _NOT_CALLS:
             yield t.text, t.start, tokens[i + 1].start
