@@ -108,17 +108,35 @@ def test_top_level_is_the_bindings_top_level(parsed):
     assert {c.spelling for c in macro_uses_in(tu, parsed.path)} >= {"LOCK", "UNLOCK", "PTHREAD_MUTEX_INITIALIZER"}
 
 
-def test_a_listing_larger_than_the_first_buffer_is_whole(parsed):
-    """The C side counts past its capacity; the caller lists again with room for all."""
+def test_a_listing_larger_than_its_first_buffer_is_whole(parsed):
+    """The C side counts past the room it was given; the caller lists again with room for all
+    (the first buffers here are far too small, as a unit or a function larger than the defaults
+    would find them)."""
     tu = parsed.tu
     everything = [K.MACRO_DEFINITION, K.MACRO_INSTANTIATION, K.FUNCTION_DECL, K.TYPEDEF_DECL, K.VAR_DECL,
                   K.STRUCT_DECL, K.INCLUSION_DIRECTIVE]
-    rows = cursor_lists.top_level(tu, everything).rows
     wanted = {k.value for k in everything}
-    assert len(rows) == sum(1 for c in tu.cursor.get_children() if c.kind.value in wanted)
+    expected = [(c.kind.value, c.extent.start.offset) for c in tu.cursor.get_children() if c.kind.value in wanted]
+    assert len(expected) > 1000
+    for capacity in (1, 16384):
+        rows = cursor_lists.top_level(tu, everything, capacity=capacity).rows
+        assert [(kind, start) for kind, _, start, *_ in rows] == expected
+    names = [c.spelling for c in tu.cursor.get_children() if c.kind == K.MACRO_DEFINITION]
+    assert cursor_lists.top_level_spellings(tu, K.MACRO_DEFINITION, capacity=16) == names
     main = next(c for c in top_level(tu).functions_in(parsed.path) if c.spelling == "main")
     body = next(c for c in main.get_children() if c.kind == K.COMPOUND_STMT)
-    assert [c.kind for c, _, _ in cursor_lists.children(body)] == [c.kind for c in body.get_children()]
+    for capacity in (1, 64):
+        assert [c.kind for c, _, _ in cursor_lists.children(body, capacity=capacity)] == \
+            [c.kind for c in body.get_children()]
+        assert [row[0].kind for row in cursor_lists.subtree(body, capacity=capacity)] == \
+            [c.kind for c in _bindings_breadth_first(body)]
+
+
+def _bindings_breadth_first(cursor):
+    nodes = [cursor]
+    for node in nodes:
+        nodes.extend(node.get_children())
+    return nodes
 
 
 def test_the_lister_is_compiled_into_the_users_cache(tmp_path):

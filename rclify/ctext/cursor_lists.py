@@ -111,11 +111,10 @@ def _loaded() -> _Library:
     return _Library(lib, libclang)
 
 
-def children(cursor: ci.Cursor) -> list[tuple[ci.Cursor, int, int]]:
+def children(cursor: ci.Cursor, capacity: int = 64) -> list[tuple[ci.Cursor, int, int]]:
     """cursor's children as Cursor.get_children lists them, each with its extent's start and end
     offsets (as `child.extent.start.offset` gives them)."""
     library = _library()
-    capacity = 64
     while True:
         out = (_ChildEntry * capacity)()
         count = library.lib.rclify_children(ctypes.byref(library.libclang), cursor, out, capacity)
@@ -131,12 +130,11 @@ def children(cursor: ci.Cursor) -> list[tuple[ci.Cursor, int, int]]:
     return listed
 
 
-def subtree(root: ci.Cursor) -> list[tuple[ci.Cursor, int, int, int, int, int]]:
+def subtree(root: ci.Cursor, capacity: int = 1024) -> list[tuple[ci.Cursor, int, int, int, int, int]]:
     """Every node under root, root first (root's row has root itself), in one call: a row per node
     with its cursor, its extent's start and end offsets, its hash (Cursor.hash's), and where its
     children are: rows first .. first + count - 1."""
     library = _library()
-    capacity = 1024
     while True:
         out = (_SubtreeNode * capacity)()
         count = library.lib.rclify_subtree(ctypes.byref(library.libclang), root, out, capacity)
@@ -155,13 +153,12 @@ def subtree(root: ci.Cursor) -> list[tuple[ci.Cursor, int, int, int, int, int]]:
     return rows
 
 
-def top_level(tu: ci.TranslationUnit, kinds: list[ci.CursorKind], definitions_of: ci.CursorKind | None = None
-              ) -> TopLevelListing:
+def top_level(tu: ci.TranslationUnit, kinds: list[ci.CursorKind], definitions_of: ci.CursorKind | None = None,
+              capacity: int = 16384) -> TopLevelListing:
     """The unit's top-level cursors of these kinds, in order, each with its file and offsets; of
     the kind definitions_of, only those that are definitions."""
     library = _library()
     wanted = (ctypes.c_int * len(kinds))(*(k.value for k in kinds))
-    capacity = 16384
     while True:
         out = (_TopLevelEntry * capacity)()
         count = library.lib.rclify_top_level(ctypes.byref(library.libclang), tu.cursor, wanted, len(kinds),
@@ -175,11 +172,10 @@ def top_level(tu: ci.TranslationUnit, kinds: list[ci.CursorKind], definitions_of
     return TopLevelListing(list(_TOP_LEVEL.iter_unpack(memoryview(kept).cast("B"))), tu, kept)
 
 
-def top_level_spellings(tu: ci.TranslationUnit, kind: ci.CursorKind) -> list[str]:
+def top_level_spellings(tu: ci.TranslationUnit, kind: ci.CursorKind, capacity: int = 1 << 17) -> list[str]:
     """The spellings of the unit's top-level cursors of one kind, in order (the order of
     top_level's rows of that kind): a macro definition's is the macro's name."""
     library = _library()
-    capacity = 1 << 17
     while True:
         out = ctypes.create_string_buffer(capacity)
         length = library.lib.rclify_top_level_spellings(ctypes.byref(library.libclang), tu.cursor, kind.value,
