@@ -33,6 +33,13 @@ def test_the_source_tree_reads_as_read_text_did(tmp_path):
     os.symlink(root, link)
     linked = SourceTree(link, [link / "odd.c"])
     assert linked.rel((root / "odd.c").resolve()) == linked.rel(link / "odd.c") == "odd.c"
+    # a file named as libclang names it: a header of the tree (read from the tree, not from disk
+    # again), or a system header, which is not the tree's
+    assert linked.under(str((root / "plain.h").resolve())) == "plain.h"
+    assert linked.data(linked.under(str(root / "plain.h"))) == b"#define X 1\n"
+    assert linked.under("/usr/include/stdio.h") is None
+    (root / "plain.h").write_text("changed on disk\n")
+    assert tree.text(root / "plain.h") == "#define X 1\n"  # read once: what every step saw
 
 
 def test_the_cursor_caches_walk_as_the_bindings_do():

@@ -74,7 +74,7 @@ class Analysis:
             for i, (path, parsed) in enumerate((started[path].result() for path in paths), 1):
                 if isinstance(parsed, ParseError):
                     if into is self.parsed:  # a file read for the call graph only is not reported
-                        self.failures[str(path.relative_to(root))] = str(parsed)
+                        self.failures[self.source.rel(path)] = str(parsed)
                     continue
                 into[path] = parsed
                 if i % 10 == 0 or i == len(paths):
@@ -103,24 +103,23 @@ def analyse(root: Path, files: list[Path], flags_for: Callable[[Path], list[str]
     tree = _TreeText(files, source, includes)
     seeds = tree.naming(_MUTEX_FUNCTION.search)  # lock macros of headers
     todo = [f for f in candidates if f in seeds or with_header(f)]
-    in_tree: dict[str, bool] = {}  # add_macros's: a file name -> under root
     while todo:
         result.parse_all(root, todo, jobs, progress)
         for path in todo:  # every file's macros before any file's wrappers
             if path in result.parsed:
-                add_macros(result.parsed[path], root, result.vocab, in_tree)
+                add_macros(result.parsed[path], source, result.vocab)
         known = -1
         while known != len(result.vocab.wrappers):  # a wrapper over one found in a later file
             known = len(result.vocab.wrappers)      # (libuv's before_fork over uv_mutex_lock)
             for parsed in result.parsed.values():
-                add_wrappers(parsed, root, result.vocab)
+                add_wrappers(parsed, source, result.vocab)
         names = set(result.vocab.macros) | set(result.vocab.wrappers)
         using = tree.naming(_naming(names), _used_in_a_body(names))  # or their headers' functions
         todo = [f for f in candidates if f not in result.parsed and f in using]
     # sorted: files parsed in parallel share the stub directory, so which of them finds a header
     # missing first (and lists it) depends on timing
     result.stubbed_headers = sorted({h for parsed in result.parsed.values() for h in parsed.stubbed})
-    result.headers = header_views(result.parsed, root, result.vocab.names(), built)
+    result.headers = header_views(result.parsed, source, result.vocab.names(), built)
     return result
 
 

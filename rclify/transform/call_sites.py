@@ -11,7 +11,6 @@ reasons, so that the report's counts add up to the sites found.
 """
 
 from dataclasses import dataclass
-from pathlib import Path
 
 import clang.cindex as ci
 
@@ -21,6 +20,7 @@ from rclify.ctext.preprocessor import define_around
 from rclify.transform.discover import Site
 from rclify.transform.region_records import RegionRecord
 from rclify.transform.regions import Region
+from rclify.transform.source_tree import SourceTree
 from rclify.transform.vocabulary import PTHREAD_OPS, Vocabulary
 
 K = ci.CursorKind
@@ -108,11 +108,10 @@ def merge(analysed: list[CallSite], discovered: list[Site]) -> list[CallSite]:
 
 
 def attribute(sites: list[CallSite], regions: dict[str, list[Region]], index: dict[int, int],
-              vocab: Vocabulary, root: Path, analysed: set[str], failures: dict[str, str]) -> None:
+              vocab: Vocabulary, tree: SourceTree, analysed: set[str], failures: dict[str, str]) -> None:
     """Gives each site its region (the innermost whose range holds it) or its LEFT_ALONE reason.
     regions: file -> its regions; index: id(region) -> its position in Outcome.regions;
     analysed: the files (C and headers) the analysis read."""
-    texts: dict[str, str] = {}
     for site in sites:
         if site.offset >= 0:
             if site.function in vocab.wrappers:
@@ -125,9 +124,7 @@ def attribute(sites: list[CallSite], regions: dict[str, list[Region]], index: di
             else:
                 site.left_alone = "unlock-outside-region" if site.kind == "unlock" else "not-a-lock-statement"
             continue
-        if site.file not in texts:
-            texts[site.file] = (root / site.file).read_text(encoding="utf-8", errors="surrogateescape")
-        if define_around(texts[site.file], site.line) is not None:
+        if define_around(tree.text(site.file), site.line) is not None:
             site.left_alone = "in-macro-definition"
         elif site.file in failures and site.file not in analysed:
             site.left_alone = "file-not-parsed"

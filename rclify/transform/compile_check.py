@@ -163,8 +163,9 @@ class Staging:
         returns {relative path: new text} of every file that changes (check() says which compile)."""
         self.files = files
         self.by_base_name = self.by_base_name or IncludeGraph.by_base_name(self.tree, files)
+        rel_of = self.tree.rel
         for path in files:
-            target = self.dir / path.relative_to(self.root)
+            target = self.dir / rel_of(path)
             target.parent.mkdir(parents=True, exist_ok=True)
             if path in rendered:
                 _write(target, rendered[path])
@@ -172,10 +173,10 @@ class Staging:
                 shutil.copy2(path, target)
         root, config = self.root, self.config_path
         self.config = self.dir / config.relative_to(root) if config.is_relative_to(root) else config
-        new_texts = self._rewrite([self.dir / p.relative_to(root) for p in files])
+        new_texts = self._rewrite([self.dir / rel_of(p) for p in files])
         changed = {}
         for path in files:
-            rel = str(path.relative_to(root))
+            rel = rel_of(path)
             text = new_texts.get(self.dir / rel)
             if text is None:
                 text = _read(self.dir / rel)
@@ -184,8 +185,8 @@ class Staging:
                 _write(self.dir / rel, text)
         self.config.parent.mkdir(parents=True, exist_ok=True)  # --config in a folder with no source file
         self.config.write_text(lock_config.render(self.outcome.locks))
-        self.c_files = [str(p.relative_to(root)) for p in files if p.suffix == ".c"]
-        self.extracted_in = {str(p.relative_to(root)) for p in rendered}
+        self.c_files = [rel_of(p) for p in files if p.suffix == ".c"]
+        self.extracted_in = {rel_of(p) for p in rendered}
         self._verify_headers(changed, self.extracted_in)
         return changed
 

@@ -28,6 +28,7 @@ from rclify.transform.lock_statements.calls import classify
 from rclify.transform.lock_statements.expansion import substitute
 from rclify.transform.refusals import Reason
 from rclify.transform.region_records import RegionRecord, WhyHybrid
+from rclify.transform.source_tree import SourceTree
 from rclify.transform.vocabulary import Vocabulary
 
 K = ci.CursorKind
@@ -65,24 +66,24 @@ def config_refs_for_cxx(text: str) -> str:
     return text
 
 
-def cxx_regions(root: Path, files: list[Path], flags_for: Callable[[Path], list[str]], vocab: Vocabulary, jobs: int,
+def cxx_regions(tree: SourceTree, flags_for: Callable[[Path], list[str]], vocab: Vocabulary, jobs: int,
                 failures: dict[str, str]) -> list[RegionRecord]:
     """One hybrid region record (reason c++-source) per lock or trylock call in the tree's C++
     sources and C++ headers (through a macro or a lock wrapper too).  A file libclang cannot
     parse is scanned for direct pthread calls instead, and named in failures."""
-    sources = [f for f in files if is_cxx_source(f)]
+    sources = [f for f in tree.files if is_cxx_source(f)]
     if not sources:
         return []
     stub_dir = Path(tempfile.mkdtemp(prefix="rclify-stubs-"))
     ops = dict(_LOCKS) | {w.name: w.kind for w in vocab.wrappers.values() if w.kind in ("lock", "trylock")}
-    ours = {str(f.resolve()): str(f.relative_to(root)) for f in files if is_cxx(f)}
+    ours = {str(f.resolve()): tree.rel(f) for f in tree.files if is_cxx(f)}
 
     def one(path: Path) -> list[tuple[int, RegionRecord]]:
         try:
             parsed = cparse.parse(path, flags_for(path), stub_dir, cxx=True)
         except ParseError as err:
-            failures.setdefault(str(path.relative_to(root)), str(err))
-            return _scanned(path, str(path.relative_to(root)))
+            failures.setdefault(tree.rel(path), str(err))
+            return _scanned(path, tree.rel(path))
         return list(_walk(parsed.tu.cursor, "", ours, ops, vocab))
 
     records: dict[tuple[str, int, int], RegionRecord] = {}

@@ -34,7 +34,7 @@ from rclify.transform.source_tree import SourceTree
 K = ci.CursorKind
 
 
-def header_views(parsed: dict[Path, ParsedFile], root: Path, names: set[str],
+def header_views(parsed: dict[Path, ParsedFile], tree: SourceTree, names: set[str],
                  built: Callable[[Path], bool] = lambda _: True) -> dict[Path, ParsedFile]:
     """{resolved header path: its view} for the headers under root that define a function
     whose text names a lock operation (names), each seen through a C file the build compiles
@@ -51,12 +51,12 @@ def header_views(parsed: dict[Path, ParsedFile], root: Path, names: set[str],
                 continue
             if name not in resolved:
                 real = Path(name).resolve()
-                resolved[name] = real if real.is_relative_to(root) and real not in parsed else None
+                resolved[name] = real if tree.under(name) is not None and real not in parsed else None
             header = resolved[name]
             if header is None or header in views:
                 continue
             if header not in data:
-                data[header] = header.read_bytes()
+                data[header] = tree.data(tree.under(name))
             text = data[header][fn.extent.start.offset : fn.extent.end.offset]
             if any(n in text for n in wanted):
                 view = cparse.view(pf, name)

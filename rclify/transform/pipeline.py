@@ -105,7 +105,7 @@ def analyse_tree(root: Path, files: list[Path], config_path: Path, options: Opti
                                     jobs=options.jobs, progress=progress, macro_file=macro_file, texts=tree.texts())
         with _timed(outcome, "extract_s"):
             sources = {**analysis.parsed, **analysis.headers}
-            regions = _regions(root, sources, analysis, flags.built)
+            regions = _regions(sources, analysis, flags.built)
         discovery = discovering.result()
         _record_discovery(discovery, outcome, progress)
         _record_analysis(analysis, outcome, progress)
@@ -116,7 +116,7 @@ def analyse_tree(root: Path, files: list[Path], config_path: Path, options: Opti
         outcome.kept_posix = [k.record() for k in kept.kept]
         with _timed(outcome, "extract_s"):
             for path, found in regions.items():
-                _refuse_kept(str(path.relative_to(root)), found, kept)
+                _refuse_kept(tree.rel(path), found, kept)
 
         overrides = {o.section: o for o in lock_config.read_sections(config_path)}
         with _timed(outcome, "thread_state_s"):
@@ -124,10 +124,10 @@ def analyse_tree(root: Path, files: list[Path], config_path: Path, options: Opti
             state = complete_call_graph(root, files, analysis, roots, options.jobs, progress, flags.built)
         with _timed(outcome, "render_s"):
             for path, found in regions.items():
-                _use_own_static_wrappers(str(path.relative_to(root)), found, analysis.vocab)
-            rendered, index, rerender = _extract(root, sources, analysis, regions, outcome, state, overrides)
-            _call_sites(root, sources, analysis, regions, index, discovery, outcome)
-            outcome.regions += cxx_regions(root, files, flags.for_file, analysis.vocab, options.jobs,
+                _use_own_static_wrappers(tree.rel(path), found, analysis.vocab)
+            rendered, index, rerender = _extract(tree, sources, analysis, regions, outcome, state, overrides)
+            _call_sites(tree, sources, analysis, regions, index, discovery, outcome)
+            outcome.regions += cxx_regions(tree, flags.for_file, analysis.vocab, options.jobs,
                                            outcome.failures)  # listed, hybrid: c++-source
         progress(f"extracted {sum(r.extracted for r in outcome.regions)} of "
                  f"{len(outcome.regions)} regions ({outcome.timings['extract_s'] + outcome.timings['render_s']:.1f}s)")
@@ -189,7 +189,7 @@ def _without_failing_regions(staging: Staging, rel: str, changed: dict[str, str]
     return True
 
 
-def _regions(root: Path, sources: dict[Path, ParsedFile], analysis: Analysis, built: Callable[[Path], bool]
+def _regions(sources: dict[Path, ParsedFile], analysis: Analysis, built: Callable[[Path], bool]
              ) -> dict[Path, list[Region]]:
     """Every region of the analysed files and headers, those no step may extract refused: in a
     header where it is unsafe, in a file the build does not compile (then those on a lock kept
@@ -334,7 +334,7 @@ def _callees(region: Region) -> set[str]:
             if n.kind == ci.CursorKind.CALL_EXPR and region.lock_end <= n.extent.start.offset < region.body_end}
 
 
-def _extract(root: Path, sources: dict[Path, ParsedFile], analysis: Analysis, regions: dict[Path, list[Region]],
+def _extract(tree: SourceTree, sources: dict[Path, ParsedFile], analysis: Analysis, regions: dict[Path, list[Region]],
              outcome: Outcome, state: ThreadState,
              overrides: dict[str, lock_config.SectionOverride]) -> tuple[dict[Path, str], dict[int, int], Callable]:
     """Plans and renders every file's regions (the C files', the headers'); returns {path: new
@@ -352,11 +352,11 @@ def _extract(root: Path, sources: dict[Path, ParsedFile], analysis: Analysis, re
     rendered, index = {}, {}
 
     def render(path: Path, renderer: FileRenderer) -> str | None:
-        rel = str(path.relative_to(root))
+        rel = tree.rel(path)
         return renderer.render([w for w in wrappers if w.file == rel], [w for w in used.values() if w.file == rel])
 
     for path, renderer in renderers.items():
-        rel = str(path.relative_to(root))
+        rel = tree.rel(path)
         text = render(path, renderer)
         if text is not None:
             rendered[path] = text
@@ -367,7 +367,7 @@ def _extract(root: Path, sources: dict[Path, ParsedFile], analysis: Analysis, re
 
     def rerender(rel: str, refused_lines: set[int]) -> str | None:
         """The C file rel rendered again with the regions starting at refused_lines hybrid."""
-        path = root / rel
+        path = tree.root / rel
         if path not in renderers or path.suffix != ".c":
             return None
         for region in regions[path]:
@@ -383,14 +383,14 @@ def _extract(root: Path, sources: dict[Path, ParsedFile], analysis: Analysis, re
     return rendered, index, rerender
 
 
-def _call_sites(root: Path, sources: dict[Path, ParsedFile], analysis: Analysis, regions: dict[Path, list[Region]],
+def _call_sites(tree: SourceTree, sources: dict[Path, ParsedFile], analysis: Analysis, regions: dict[Path, list[Region]],
                 index: dict[int, int], discovery: Discovery, outcome: Outcome) -> None:
     """Every lock/unlock/trylock call site seen, each in a region or left alone with a reason."""
-    rel = {path: str(path.relative_to(root)) for path in sources}
+    rel = {path: tree.rel(path) for path in sources}
     analysed = [site for path, parsed in sources.items()
                 for site in call_sites.analysed_sites(parsed, rel[path], analysis.vocab)]
     sites = call_sites.merge(analysed, discovery.of_kind(*call_sites.KINDS))
-    call_sites.attribute(sites, {rel[p]: rs for p, rs in regions.items()}, index, analysis.vocab, root,
+    call_sites.attribute(sites, {rel[p]: rs for p, rs in regions.items()}, index, analysis.vocab, tree,
                          set(rel.values()), analysis.failures)
     outcome.call_sites = sites
 

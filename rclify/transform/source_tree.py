@@ -12,15 +12,30 @@ class SourceTree:
         self.root = root
         self._resolved_root = root.resolve()  # for paths given resolved (includes.py)
         self.files = files  # absolute, under root
+        self._rel_of = {path: str(path.relative_to(root)) for path in files}  # every step asks: once each
         self._data: dict[str, bytes] = {}
         self._text: dict[str, str] = {}
+        self._under: dict[str, str | None] = {}
 
     def rel(self, path: Path | str) -> str:
-        """A file's identity: its path relative to the root (given that or an absolute path)."""
+        """A file's identity: its path relative to the root (given that, or an absolute path under
+        the root as given or resolved: libclang names files resolved)."""
+        if (known := self._rel_of.get(path)) is not None:
+            return known
         path = Path(path)
         if not path.is_absolute():
             return str(path)
         return str(path.relative_to(self.root if path.is_relative_to(self.root) else self._resolved_root))
+
+    def under(self, name: str | Path) -> str | None:
+        """The identity of a file named as libclang names it (a header it included: resolved), or
+        None when the file is not under the root (a system header)."""
+        key = str(name)
+        if key not in self._under:
+            real = Path(name).resolve()
+            root = self._resolved_root
+            self._under[key] = str(real.relative_to(root)) if real.is_relative_to(root) else None
+        return self._under[key]
 
     def data(self, path: Path | str) -> bytes:
         rel = self.rel(path)

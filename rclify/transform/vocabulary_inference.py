@@ -8,7 +8,6 @@ closes), and a guard's constructor returns the mutex it locked.
 """
 
 from dataclasses import dataclass
-from pathlib import Path
 
 import clang.cindex as ci
 
@@ -19,24 +18,22 @@ from rclify.ctext.preprocessor import guards_at
 from rclify.ctext.tokens import identifiers_used, matching_bracket, normalize, tokenize
 from rclify.transform.lock_statements.calls import classify
 from rclify.transform.lock_statements.checked import checks_result
+from rclify.transform.source_tree import SourceTree
 from rclify.transform.vocabulary import LockOp, Vocabulary, Wrapper
 
 K = ci.CursorKind
 
 
-def add_macros(parsed: ParsedFile, root: Path, vocab: Vocabulary, in_tree: dict[str, bool] | None = None) -> None:
+def add_macros(parsed: ParsedFile, tree: SourceTree, vocab: Vocabulary) -> None:
     """Lock macros defined in the tree (not system headers), through any chain of macros and
-    wrappers (those that name a wrapper found later are kept pending until then).  in_tree: file
-    name -> under root, kept by the caller across the units (each includes the same headers)."""
-    in_tree = {} if in_tree is None else in_tree  # thousands of system macros, in a few hundred files
+    wrappers (those that name a wrapper found later are kept pending until then)."""
     texts: dict[str, bytes] = {str(parsed.path): parsed.data}  # file name -> its bytes, for the #if lines around a definition
     listed = top_level(parsed.tu)
     for file, _, start, row in listed.macro_definitions:
         if file is None:
             continue
-        if file not in in_tree:
-            in_tree[file] = Path(file).resolve().is_relative_to(root)
-        if not in_tree[file]:
+        rel = tree.under(file)  # thousands of system macros, in a few hundred files: asked once each
+        if rel is None:
             continue  # a system macro
         where = (file, start)
         if where in vocab.read:
@@ -48,7 +45,7 @@ def add_macros(parsed: ParsedFile, root: Path, vocab: Vocabulary, in_tree: dict[
             macro, params, body = definition
             if file not in texts:
                 try:
-                    texts[file] = Path(file).read_bytes()
+                    texts[file] = tree.data(rel)
                 except OSError:
                     texts[file] = b""
             conditions = tuple(guards_at(texts[file], start))
@@ -80,7 +77,7 @@ def macro_definition(cursor: ci.Cursor, data: bytes | None = None) -> tuple[str,
     return name, tuple(params), data[start:end].decode("utf-8", errors="surrogateescape").replace("\\\n", "\n")
 
 
-def add_wrappers(parsed: ParsedFile, root: Path, vocab: Vocabulary) -> None:
+def add_wrappers(parsed: ParsedFile, tree: SourceTree, vocab: Vocabulary) -> None:
     """Functions of this file, and of the tree's headers it includes (`static inline` ones), that
     lock or unlock one expression (wrapper_shape); then the macros written over them, and the
     wrappers written over those, to a fixpoint."""
@@ -91,8 +88,8 @@ def add_wrappers(parsed: ParsedFile, root: Path, vocab: Vocabulary) -> None:
         if name is None:
             continue
         if name not in files:  # a header: only one under the tree's root
-            real = Path(name).resolve()
-            files[name] = (real.read_bytes(), True) if real.is_relative_to(root) else None
+            rel = tree.under(name)
+            files[name] = (tree.data(rel), True) if rel is not None else None
         if files[name] is not None:
             data, in_header = files[name]
             candidates.append((name, fn, fn.spelling, in_header, data[fn.extent.start.offset : fn.extent.end.offset]))
@@ -116,7 +113,7 @@ def add_wrappers(parsed: ParsedFile, root: Path, vocab: Vocabulary) -> None:
             wrapper = Wrapper(
                 name=fn.spelling, kind=shape.op.kind, params=tuple(p.spelling for p in params),
                 param_types=tuple(p.type.spelling for p in params), expr=shape.op.mutex,
-                file=str(here.path.resolve().relative_to(root)), is_static=fn.storage_class == ci.StorageClass.STATIC,
+                file=tree.rel(here.path), is_static=fn.storage_class == ci.StorageClass.STATIC,
                 start_offset=fn.extent.start.offset, end_offset=fn.extent.end.offset, in_header=in_header,
                 work=shape.work, work_line=shape.work_line, returns_mutex=shape.returns_mutex,
                 inner=shape.op.wrapper, identity=shape.op.wrapper_expr if shape.op.wrapper is not None else "",
