@@ -209,29 +209,7 @@ def build_lock_table(discovery: Discovery, texts: dict[str, str] | None = None,
     texts: {file: text} of the tree's .c and .h files, to decide how zero-initialised definitions
     get their id (which .c files include a header; whether a static lock is used at all);
     includes: their include graph by base name (the pipeline's; else built from texts)."""
-    sites: list[LockSite] = []
-    common: dict[str, LockSite] = {}  # one object: `pthread_mutex_t m;` tentatively defined in several files
-    # one object too: a file-scope variable initialised in each branch of an #if (two definitions of
-    # one name in one file are otherwise an error)
-    defined: dict[tuple[str, str], LockSite] = {}
-    for site in sorted(discovery.sites, key=lambda s: (s.file.endswith(".h"), s.file, s.line, s.column)):
-        if site.kind not in ("static_mutex", "mutex_var") or site.scope.startswith("struct") or site.scope not in ("file", "function"):
-            continue
-        name = site.expr + ("[]" if site.array else "")
-        tentative = site.scope == "file" and not site.static and site.alone and zero_filled(site)
-        if tentative and name in common:
-            common[name].sites.append(site)
-            continue
-        branch_of = (site.file, name) if site.scope == "file" and site.kind == "static_mutex" else None
-        if branch_of in defined:  # one object defined in each branch of an #if (fio's overlap_check)
-            defined[branch_of].sites.append(site)
-            continue
-        lock_id = f"{site.file}:{site.function + ':' if site.function else ''}{name}"
-        sites.append(LockSite(lock_id, site.kind, site.file, site.line, site.function, site.expr, name, sites=[site]))
-        if tentative:
-            common[name] = sites[-1]
-        if branch_of:
-            defined[branch_of] = sites[-1]
+    sites = _definitions(discovery)
     if includes is None:
         includes = IncludeGraph.by_base_name_of(texts or {})
     for lock in struct_locks(texts or {}, includes):  # mutexes inside file-scope struct variables
@@ -266,20 +244,60 @@ def build_lock_table(discovery: Discovery, texts: dict[str, str] | None = None,
                                       helper_calls=[site]))
 
     sites.sort(key=lambda s: s.lock_id)
+    _number_collisions(sites)
+    sites, notes = lock_helpers.link(helpers, sites)  # the helpers' init sites, by id
+    includers = header_includers(includes)
+    notes += [note for site in sites if (note := name_zero_initialised(site, includers, texts or {}))]
+    notes += _anonymous_fields(discovery, sites)
+    return LockTable(sites, sorted(notes))
+
+
+def _definitions(discovery: Discovery) -> list[LockSite]:
+    """The sites of the mutexes defined at file or function scope, one per object."""
+    sites: list[LockSite] = []
+    common: dict[str, LockSite] = {}  # one object: `pthread_mutex_t m;` tentatively defined in several files
+    # one object too: a file-scope variable initialised in each branch of an #if (two definitions of
+    # one name in one file are otherwise an error)
+    defined: dict[tuple[str, str], LockSite] = {}
+    for site in sorted(discovery.sites, key=lambda s: (s.file.endswith(".h"), s.file, s.line, s.column)):
+        if site.kind not in ("static_mutex", "mutex_var") or site.scope.startswith("struct") or site.scope not in ("file", "function"):
+            continue
+        name = site.expr + ("[]" if site.array else "")
+        tentative = site.scope == "file" and not site.static and site.alone and zero_filled(site)
+        if tentative and name in common:
+            common[name].sites.append(site)
+            continue
+        branch_of = (site.file, name) if site.scope == "file" and site.kind == "static_mutex" else None
+        if branch_of in defined:  # one object defined in each branch of an #if (fio's overlap_check)
+            defined[branch_of].sites.append(site)
+            continue
+        lock_id = f"{site.file}:{site.function + ':' if site.function else ''}{name}"
+        sites.append(LockSite(lock_id, site.kind, site.file, site.line, site.function, site.expr, name, sites=[site]))
+        if tentative:
+            common[name] = sites[-1]
+        if branch_of:
+            defined[branch_of] = sites[-1]
+    return sites
+
+
+def _number_collisions(sites: list[LockSite]) -> None:
+    """Definitions can collide too (two function-local statics of one name): the later ids, in
+    the sorted order, get '#2', '#3', ..."""
     seen: dict[str, int] = {}
-    for site in sites:  # definitions can collide too (two function-local statics of one name)
+    for site in sites:
         if site.lock_id in seen:
             seen[site.lock_id] += 1
             site.lock_id = f"{site.lock_id}#{seen[site.lock_id]}"
         else:
             seen[site.lock_id] = 1
-    sites, notes = lock_helpers.link(helpers, sites)  # the helpers' init sites, by id
-    includers = header_includers(includes)
-    notes += [note for site in sites if (note := name_zero_initialised(site, includers, texts or {}))]
+
+
+def _anonymous_fields(discovery: Discovery, sites: list[LockSite]) -> list[str]:
+    """A note per pthread_mutex_t field of a struct that no init call and no file-scope struct
+    variable names (they give a field's instances their ids): its instances run anonymous."""
     named = {s.member or last_member(s.normalized) for s in sites if s.kind in ("mutex_init", "helper_call") or s.member}
-    for f in discovery.sites:  # struct fields: pthread_mutex_init calls or struct variables give their instances ids
-        if f.kind == "mutex_var" and f.scope not in ("file", "function") and f.expr not in named:
-            notes.append(f"{f.file}:{f.line}: {f.expr}: a pthread_mutex_t field of {f.scope} that no pthread_mutex_init "
-                         f"and no file-scope struct variable names: an instance elsewhere (a function-local struct, "
-                         f"zero-filled heap memory) runs anonymous (no lock id)")
-    return LockTable(sites, sorted(notes))
+    return [f"{f.file}:{f.line}: {f.expr}: a pthread_mutex_t field of {f.scope} that no pthread_mutex_init "
+            f"and no file-scope struct variable names: an instance elsewhere (a function-local struct, "
+            f"zero-filled heap memory) runs anonymous (no lock id)"
+            for f in discovery.sites
+            if f.kind == "mutex_var" and f.scope not in ("file", "function") and f.expr not in named]

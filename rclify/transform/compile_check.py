@@ -206,7 +206,7 @@ class Staging:
         in the order of files (_verify_headers stops at the first that fails).  Read from the
         original texts: a staged one is the original with regions moved into functions, the API
         rewritten and an `#include "…/lock_config.h"` added (rewrite_api.add_include), so the
-        same includes of the tree's headers (lock_config.h is none: pipeline.source_files)."""
+        same includes of the tree's headers (lock_config.h is none: source_tree.source_files)."""
         includers = self.by_base_name.direct_includers(header)
         return [rel for rel in self.c_files if rel in includers]
 

@@ -23,7 +23,6 @@ file that a parser cannot read is left as it was and reported.
 """
 
 import json
-import os
 import time
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
@@ -41,7 +40,7 @@ from rclify.errors import UsageError
 from rclify.progress import Progress
 from rclify.transform import build_flags, call_sites, header_sections
 from rclify.transform.analyse import Analysis, analyse, complete_call_graph, regions_of
-from rclify.ctext.languages import CXX_SUFFIXES, is_cxx
+from rclify.ctext.languages import is_cxx
 from rclify.transform.cxx import cxx_regions
 from rclify.transform.discover import NOT_HANDLED, Discovery, discover
 from rclify.transform.includes import IncludeGraph
@@ -56,9 +55,6 @@ from rclify.transform.report import Outcome, report_json
 from rclify.transform.source_tree import SourceTree
 from rclify.transform.thread_state import ThreadState
 from rclify.transform.compile_check import Staging
-
-SOURCE_SUFFIXES = (".c", ".h", *CXX_SUFFIXES)  # C++ files: their API is rewritten, they are compile-checked
-
 
 @dataclass
 class Options:
@@ -252,38 +248,6 @@ def _timed_call(outcome: Outcome, key: str, function: Callable, *args, **kwargs)
     """function(*args, **kwargs), its duration stored as _timed stores a block's."""
     with _timed(outcome, key):
         return function(*args, **kwargs)
-
-
-def source_files(root: Path, skipped: dict[str, str] | None = None) -> list[Path]:
-    """The tree's C and C++ files that rclify reads and may rewrite: regular, readable files.  The
-    others with a source file's name go to `skipped` ({relative path: why}): a FIFO, a device or a
-    socket (reading one would block or consume it), a symbolic link (its target is transformed
-    where it lies in the tree, and the link stays a link; one to outside the tree or to nothing is
-    not the tree's to change), a file rclify may not read or write."""
-    files = []
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
-        for name in sorted(filenames):
-            # `*.in.h`: a template configure or make turns into the header the build uses (gnulib's
-            # pthread.in.h, with @GUARD_PREFIX@ in it): no C, so neither analysed nor rewritten
-            if name.endswith(SOURCE_SUFFIXES) and name != "lock_config.h" and not name.endswith(".in.h"):
-                path = Path(dirpath) / name
-                why = _not_a_source(path)
-                if why is None:
-                    files.append(path)
-                elif skipped is not None:
-                    skipped[str(path.relative_to(root))] = why
-    return files
-
-
-def _not_a_source(path: Path) -> str | None:
-    if path.is_symlink():
-        return "a symbolic link (left as it is)" if path.exists() else "a broken symbolic link"
-    if not path.is_file():
-        return "not a regular file (a FIFO, a device or a socket)"
-    if not os.access(path, os.R_OK | os.W_OK):
-        return "not readable and writable by this user"
-    return None
 
 
 def _record_discovery(discovery: Discovery, outcome: Outcome, progress: Progress) -> None:

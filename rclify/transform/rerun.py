@@ -28,11 +28,12 @@ from rclify.transform import apply, records
 from rclify.transform import pipeline
 from rclify.transform.carry import Unmappable, carry
 from rclify.transform.report import Outcome, print_diff
+from rclify.transform.source_tree import source_files
 
 
 def run(root: Path, state: dict, options: "pipeline.Options", progress: Progress) -> Outcome:
     config_path = options.config.resolve() if options.config else records.config_path_of(root, state)
-    files = pipeline.source_files(root)
+    files = source_files(root)
     current = {str(p.relative_to(root)): records.read_text(p) for p in files}
     if _unchanged_since(state, current, config_path):
         outcome = Outcome(root)
@@ -116,7 +117,7 @@ def _transform_originals(root: Path, originals: dict[str, str], config_path: Pat
             path.unlink(missing_ok=True)  # a link would be written through
             path.write_bytes(text.encode("utf-8", "surrogateescape"))
         staged_config = tree / config_path.relative_to(root) if config_path.is_relative_to(root) else config_path
-        files = pipeline.source_files(tree)  # in the order a first transform reads them
+        files = source_files(tree)  # in the order a first transform reads them
         outcome = pipeline.analyse_tree(tree, files, staged_config, options, progress, shown=root)
     finally:
         shutil.rmtree(stage, ignore_errors=True)

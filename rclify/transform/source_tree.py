@@ -1,10 +1,15 @@
-"""The tree being transformed, read once: its C and C++ files (pipeline.source_files), each known
+"""The tree being transformed, read once: its C and C++ files (source_files), each known
 by one identity, its path relative to the root, with its bytes (what libclang's offsets index)
 and its text (decoded as every step reads C: UTF-8, undecodable bytes kept as surrogates, line
 ends as Python's text mode gives them).  The analysis steps ask it instead of the file system, so
 a file is read once however many steps look at it, and all see the same text."""
 
+import os
 from pathlib import Path
+
+from rclify.ctext.languages import CXX_SUFFIXES
+
+SOURCE_SUFFIXES = (".c", ".h", *CXX_SUFFIXES)  # C++ files: their API is rewritten, they are compile-checked
 
 
 class SourceTree:
@@ -54,3 +59,35 @@ class SourceTree:
     def texts(self) -> dict[str, str]:
         """{relative path: text} of every file of the tree."""
         return {self.rel(f): self.text(f) for f in self.files}
+
+
+def source_files(root: Path, skipped: dict[str, str] | None = None) -> list[Path]:
+    """The tree's C and C++ files that rclify reads and may rewrite: regular, readable files.  The
+    others with a source file's name go to `skipped` ({relative path: why}): a FIFO, a device or a
+    socket (reading one would block or consume it), a symbolic link (its target is transformed
+    where it lies in the tree, and the link stays a link; one to outside the tree or to nothing is
+    not the tree's to change), a file rclify may not read or write."""
+    files = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+        for name in sorted(filenames):
+            # `*.in.h`: a template configure or make turns into the header the build uses (gnulib's
+            # pthread.in.h, with @GUARD_PREFIX@ in it): no C, so neither analysed nor rewritten
+            if name.endswith(SOURCE_SUFFIXES) and name != "lock_config.h" and not name.endswith(".in.h"):
+                path = Path(dirpath) / name
+                why = _not_a_source(path)
+                if why is None:
+                    files.append(path)
+                elif skipped is not None:
+                    skipped[str(path.relative_to(root))] = why
+    return files
+
+
+def _not_a_source(path: Path) -> str | None:
+    if path.is_symlink():
+        return "a symbolic link (left as it is)" if path.exists() else "a broken symbolic link"
+    if not path.is_file():
+        return "not a regular file (a FIFO, a device or a socket)"
+    if not os.access(path, os.R_OK | os.W_OK):
+        return "not readable and writable by this user"
+    return None

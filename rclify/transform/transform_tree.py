@@ -9,7 +9,8 @@ from rclify import atomic_file
 from rclify.errors import UsageError
 from rclify.progress import Progress
 from rclify.transform import apply as apply_step, records, rerun
-from rclify.transform.pipeline import Options, analyse_tree, finish, source_files
+from rclify.transform.pipeline import Options, analyse_tree, finish
+from rclify.transform.source_tree import source_files
 from rclify.transform.report import Outcome, print_diff
 
 

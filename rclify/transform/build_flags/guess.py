@@ -23,7 +23,7 @@ def guessed(root: Path) -> BuildFlags:
                 sources.append(path)
     dirs: set[Path] = set()
     for source in sources:
-        if not source.is_file():  # a FIFO would block the read (run.source_files lists such files)
+        if not source.is_file():  # a FIFO would block the read (source_tree.source_files lists such files)
             continue
         try:
             text = source.read_text(errors="replace")
