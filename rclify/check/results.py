@@ -45,15 +45,24 @@ class RunResult:
     seconds: float
     log: Path
     counts: Counts | None = None
+    runs_no_test: str = ""  # why the command runs no test, when that is known (plan.automake_runs_no_test)
+
+    @property
+    def no_test_ran(self) -> bool:
+        """It exited 0 having run no test (no counts in its output, and the tree lists none)."""
+        return bool(self.runs_no_test) and not self.timed_out and self.rc == 0 and self.counts is None
 
     @property
     def ok(self) -> bool:
-        return not self.timed_out and self.rc == 0 and (self.counts is None or self.counts.failed == 0)
+        return (not self.timed_out and self.rc == 0 and (self.counts is None or self.counts.failed == 0)
+                and not self.no_test_ran)
 
     @property
     def status(self) -> str:
         if self.timed_out:
             return "TIMEOUT"
+        if self.no_test_ran:
+            return "NO TESTS"
         return "PASS" if self.ok else "FAIL"
 
 
@@ -74,7 +83,8 @@ class Report:
             counts = None if r.counts is None else {"passed": r.counts.passed, "failed": r.counts.failed,
                                                     "skipped": r.counts.skipped, "source": r.counts.source}
             return {"name": r.name, "command": r.command, "status": r.status, "exit_code": r.rc,
-                    "timed_out": r.timed_out, "seconds": round(r.seconds, 3), "counts": counts, "log": str(r.log)}
+                    "timed_out": r.timed_out, "seconds": round(r.seconds, 3), "counts": counts, "log": str(r.log),
+                    "runs_no_test": r.runs_no_test}
         plan = self.plan
         return {"tree": str(self.tree), "ok": self.ok,
                 "plan": {"system": plan.system, "build": plan.build, "test": plan.test, "clean": plan.clean,
@@ -173,6 +183,8 @@ def runtime_not_linked(text: str, log: Path | None = None) -> BuildError | None:
 
 
 def summary_line(r: RunResult) -> str:
+    if r.no_test_ran:
+        return f"{r.status}: {r.runs_no_test}; give the command that runs the tests with --test CMD"
     counts = f"{r.counts.passed} passed, {r.counts.failed} failed, {r.counts.skipped} skipped ({r.counts.source})" \
         if r.counts else "no test counts in the output (exit code only)"
     why = "" if r.ok or r.timed_out else f" (exit {r.rc})"

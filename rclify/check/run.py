@@ -25,7 +25,8 @@ import time
 from pathlib import Path
 
 from rclify import runtime_build
-from rclify.check.plan import CONFIG_FILE, Plan, make_plan, read_config, require_tools, write_config
+from rclify.check.plan import (CONFIG_FILE, Plan, automake_runs_no_test, make_plan, read_config, require_tools,
+                               write_config)
 from rclify.check.results import (Report, RunResult, format_table, missing_tool, parse_counts, runtime_not_linked,
                                   summary_line)
 from rclify.errors import BuildError, ToolMissingError, UsageError
@@ -180,7 +181,10 @@ def run_check(
     report = Report(tree, plan, built, results)
     print(file=out)
     print(format_table(report), file=out, flush=True)
-    failed = [r for r in results if not r.ok]
+    if results and results[0].runs_no_test and any(r.no_test_ran for r in results):
+        print(f"\n`{plan.test}` ran no test: {results[0].runs_no_test}; give the command that runs the tests "
+              f"with --test CMD (it is recorded in {CONFIG_FILE})", file=out)
+    failed = [r for r in results if not r.ok and not r.no_test_ran]
     if failed:
         print(f"\n{len(failed)} of {len(results)} test runs failed; logs:", file=out)
         for r in failed:
@@ -193,6 +197,7 @@ def _run_tests(tree: Path, plan: Plan, built: RunResult, locks: list[str], env: 
                timeout: float, progress: Progress, heartbeat: float, out) -> list[RunResult]:
     """The test command once per lock assignment; stops at a tool the suite needs and lacks."""
     results = []
+    runs_no_test = automake_runs_no_test(tree, plan.test)
     for i, spec in enumerate(locks, 1):
         run_env = dict(env)
         if spec != NO_OVERRIDE:
@@ -203,6 +208,7 @@ def _run_tests(tree: Path, plan: Plan, built: RunResult, locks: list[str], env: 
         result = run_logged(spec, plan.test, tree, run_env, log, timeout, progress, heartbeat)
         text = log.read_text(errors="replace")
         result.counts = parse_counts(text)
+        result.runs_no_test = runs_no_test
         results.append(result)
         progress(f"test {i}/{len(locks)}: {summary_line(result)}")
         if not result.ok:
