@@ -93,12 +93,12 @@ WRAPPER = textwrap.dedent("""
     apply.commit = counted_commit
     analyse = transform_tree.analyse_tree
 
-    def cached(root, *a, **k):
+    def cached(source, *a, **k):
         if analysis.exists():
             outcome = pickle.loads(analysis.read_bytes())
-            outcome.root = root
+            outcome.root = source.root
             return outcome
-        outcome = analyse(root, *a, **k)
+        outcome = analyse(source, *a, **k)
         analysis.write_bytes(pickle.dumps(outcome))
         return outcome
     transform_tree.analyse_tree = cached

@@ -177,3 +177,42 @@ def test_configure_templates_are_left_alone(tree):
     rclify("transform", tree, "-q")
     assert template.read_bytes() == before
     assert "RCL_EXECUTE" in (tree / "items.c").read_text()  # the program itself was transformed
+
+
+SAVED = b"/* saved while rclify ran */\n"
+
+
+def _saving_meanwhile(analyse, name):
+    """analyse_tree, then a save of `name` (an editor, a build) before the transform writes; in the
+    tree itself (rerun.py analyses a staging copy, shown as the tree)."""
+    def analyse_then_save(source, *args, **kwargs):
+        outcome = analyse(source, *args, **kwargs)
+        path = Path(kwargs.get("shown") or source.root) / name
+        path.write_bytes(path.read_bytes() + SAVED)
+        return outcome
+    return analyse_then_save
+
+
+def test_a_file_saved_during_the_transform_keeps_its_edit(tree, monkeypatch, capsys):
+    """Its new text derives from what was read: writing it would lose the edit, so nothing is written."""
+    from rclify import cli
+    from rclify.transform import pipeline, transform_tree
+    before = snapshot(tree)
+    analyse = transform_tree.analyse_tree
+    monkeypatch.setattr(transform_tree, "analyse_tree", _saving_meanwhile(analyse, "items.c"))
+    assert cli.main(["transform", str(tree), "-q"]) == 2
+    assert "items.c changed while rclify was transforming it: nothing was changed" in capsys.readouterr().err
+    assert snapshot(tree) == {**before, "items.c": before["items.c"] + SAVED}
+    assert not (tree / ".rclify").exists()
+    monkeypatch.setattr(transform_tree, "analyse_tree", analyse)
+    assert cli.main(["transform", str(tree), "-q"]) == 0  # run again: transformed, the edit in
+    transformed = (tree / "items.c").read_bytes()
+    assert transformed.endswith(SAVED) and b"RCL_EXECUTE" in transformed
+    # a transformed tree taken up again (rerun.py) keeps an edit made meanwhile too
+    (tree / "items.c").write_bytes(transformed + b"void item_touch(uint32_t key)\n{\n    item_lock(hash(key));\n"
+                                   b"    value[key]++;\n    item_unlock(hash(key));\n}\n")  # a region to extract
+    edited = snapshot(tree)
+    monkeypatch.setattr(pipeline, "analyse_tree", _saving_meanwhile(pipeline.analyse_tree, "items.c"))
+    assert cli.main(["transform", str(tree), "-q"]) == 2
+    assert "items.c changed while rclify was transforming it" in capsys.readouterr().err
+    assert snapshot(tree) == {**edited, "items.c": edited["items.c"] + SAVED}

@@ -77,12 +77,31 @@ class Commit:
     config_path: Path
     created_config: bool = False
     put_back: dict[Path, bytes | None] = field(default_factory=dict)  # for the rollback
+    read: dict[str, str] = field(default_factory=dict)  # each file written -> its text as the transform read it
+
+
+def _refuse_edited_meanwhile(root: Path, change: Commit) -> None:
+    """A file saved (an editor, a build) while the transform read and analysed it would lose that
+    edit: its new text derives from what was read.  Nothing is written then, and the user runs
+    the transform again."""
+    edited = []
+    for rel, text in sorted(change.read.items()):
+        try:
+            now = read_text(root / rel)
+        except OSError:
+            now = None
+        if now != text:
+            edited.append(rel)
+    if edited:
+        raise UsageError(f"{few(edited, 5)} changed while rclify was transforming {'it' if len(edited) == 1 else 'them'}: "
+                         f"nothing was changed; run the transform again")
 
 
 def commit(root: Path, change: Commit) -> list[str]:
     """Writes the tree's files and lock_config.h, then swaps the new records in, as a transaction
     (the module's docstring); on any failure or signal puts back what was written and keeps the
     previous records.  Returns lines to show the user (a lock_config.h of the tree's own backed up)."""
+    _refuse_edited_meanwhile(root, change)
     state_dir = root / STATE_DIR
     next_dir = state_dir / "next"
     made_state_dir = not state_dir.exists()

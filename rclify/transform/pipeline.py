@@ -70,17 +70,17 @@ class Options:
     configure: bool = False  # a dry run runs the tree's build scripts for its flags (build_flags/)
 
 
-def analyse_tree(root: Path, files: list[Path], config_path: Path, options: Options, progress: Progress,
+def analyse_tree(tree: SourceTree, config_path: Path, options: Options, progress: Progress,
                  shown: Path | None = None) -> Outcome:
     """Every step short of writing: the Outcome, with `changed` the new text of each file.
-    shown: the tree's name in progress lines (root may be a staging copy of it)."""
+    shown: the tree's name in progress lines (its root may be a staging copy of it)."""
+    root, files = tree.root, tree.files
     spatch.check_version()
     outcome = Outcome(root)
     outcome.files_scanned = len(files)
     cxx = sum(map(is_cxx, files))
     progress(f"{len(files) - cxx} C files{f' and {cxx} C++ files' if cxx else ''} under {shown or root}")
 
-    tree = SourceTree(root, files)  # every step reads the files from here: once each
     includes = IncludeGraph.by_base_name(tree)  # and asks one include graph (analysis, lock table, check)
     macro_file = _spatch_macro_file(tree, outcome, progress)
     cleanups = [lambda: macro_file.unlink(missing_ok=True)]

@@ -89,8 +89,12 @@ def text_hash(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()
 
 
+def data_hash(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
 def file_hash(path: Path) -> str | None:
-    return hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else None
+    return data_hash(path.read_bytes()) if path.is_file() else None
 
 
 def edited_files(root: Path, state: dict) -> list[str]:

@@ -28,7 +28,7 @@ from rclify.transform import apply, records
 from rclify.transform import pipeline
 from rclify.transform.carry import Unmappable, carry
 from rclify.transform.report import Outcome, print_diff
-from rclify.transform.source_tree import source_files
+from rclify.transform.source_tree import SourceTree, source_files
 
 
 def run(root: Path, state: dict, options: "pipeline.Options", progress: Progress) -> Outcome:
@@ -53,7 +53,7 @@ def run(root: Path, state: dict, options: "pipeline.Options", progress: Progress
         notes = apply.commit(root, apply.Commit(
             writes, {rel: originals[rel] for rel in outcome.changed}, dict(outcome.changed),
             {rel: records.text_hash(text) for rel, text in targets.items()}, outcome.locks, config_path,
-            created_config=state.get("created_config", False)))
+            created_config=state.get("created_config", False), read={rel: current[rel] for rel in writes}))
         for note in notes:
             progress(note)
     pipeline.finish(outcome, options, progress)
@@ -118,7 +118,7 @@ def _transform_originals(root: Path, originals: dict[str, str], config_path: Pat
             path.write_bytes(text.encode("utf-8", "surrogateescape"))
         staged_config = tree / config_path.relative_to(root) if config_path.is_relative_to(root) else config_path
         files = source_files(tree)  # in the order a first transform reads them
-        outcome = pipeline.analyse_tree(tree, files, staged_config, options, progress, shown=root)
+        outcome = pipeline.analyse_tree(SourceTree(tree, files), staged_config, options, progress, shown=root)
     finally:
         shutil.rmtree(stage, ignore_errors=True)
     outcome.root = root

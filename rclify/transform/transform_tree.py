@@ -10,7 +10,7 @@ from rclify.errors import UsageError
 from rclify.progress import Progress
 from rclify.transform import apply as apply_step, records, rerun
 from rclify.transform.pipeline import Options, analyse_tree, finish
-from rclify.transform.source_tree import source_files
+from rclify.transform.source_tree import SourceTree, source_files
 from rclify.transform.report import Outcome, print_diff
 
 
@@ -29,23 +29,26 @@ def _run(root: Path, options: Options, progress: Progress) -> Outcome:
     skipped: dict[str, str] = {}
     files = source_files(root, skipped)
     records.refuse_foreign_transformation(root, files)
-    outcome = analyse_tree(root, files, config_path, options, progress)
+    tree = SourceTree(root, files)  # every step reads the files from here: once each
+    outcome = analyse_tree(tree, config_path, options, progress)
     outcome.unchanged.update(skipped)  # listed: `left unchanged: F: why`
     if options.dry_run:
         print_diff(root, outcome.changed, outcome.locks, config_path)
     else:
-        for note in apply_step.commit(root, _first_commit(root, files, outcome, config_path)):
+        for note in apply_step.commit(root, _first_commit(tree, outcome, config_path)):
             progress(note)
     finish(outcome, options, progress)
     return outcome
 
 
-def _first_commit(root: Path, files: list[Path], outcome: Outcome, config_path: Path) -> apply_step.Commit:
-    originals = {rel: records.read_text(root / rel) for rel in outcome.changed}
-    sources = {str(p.relative_to(root)): records.file_hash(p) for p in files}
+def _first_commit(tree: SourceTree, outcome: Outcome, config_path: Path) -> apply_step.Commit:
+    """The files as the transform read them are the originals (commit checks that they are still
+    what the tree holds)."""
+    originals = {rel: tree.data(rel).decode("utf-8", "surrogateescape") for rel in outcome.changed}
+    sources = {tree.rel(p): records.data_hash(tree.data(p)) for p in tree.files}
     sources.update({rel: records.text_hash(text) for rel, text in outcome.changed.items()})
     return apply_step.Commit(dict(outcome.changed), originals, dict(outcome.changed), sources, outcome.locks,
-                             config_path, created_config=not config_path.exists())
+                             config_path, created_config=not config_path.exists(), read=dict(originals))
 
 
 def _check_arguments(options: Options) -> None:
