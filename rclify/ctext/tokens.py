@@ -127,6 +127,12 @@ def code_only(text: str) -> str:
     return re.sub(r'/\*.*?\*/|//[^\n]*|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'', blank, text, flags=re.S)
 
 
+def any_of(names) -> str:
+    """The regular expression alternation of names (identifiers), sorted: `a|b|c`.  Callers put
+    their word boundaries and what follows around it."""
+    return "|".join(sorted(map(re.escape, names)))
+
+
 def identifiers_used(text: str) -> set[str]:
     """Identifiers in text that may name variables (not members, tags or labels)."""
     return {t.text for t in _variable_tokens(tokenize(text))}

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from rclify.ctext.preprocessor import defines
 from rclify.ctext.spatch import MACRO_FILE
-from rclify.ctext.tokens import code_only, matching_bracket, tokenize
+from rclify.ctext.tokens import any_of, code_only, matching_bracket, tokenize
 
 _DECORATION_WORDS = {
     "extern", "static", "inline", "_Noreturn", "_Thread_local", "__thread", "register",
@@ -107,7 +107,7 @@ def expand_storage(code: str, storage: dict[str, str]) -> str:
     with blanks when shorter (a reader's offsets after it stay close; lines stay)."""
     if not storage:
         return code
-    pattern = re.compile(r"\b(" + "|".join(sorted(map(re.escape, storage))) + r")\b")
+    pattern = re.compile(rf"\b({any_of(storage)})\b")
     return pattern.sub(lambda m: storage[m.group(1)].ljust(len(m.group(1))), code)
 
 

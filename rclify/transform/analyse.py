@@ -24,7 +24,7 @@ from rclify import pthread_api
 from rclify.ctext import cparse
 from rclify.ctext.cparse import ParsedFile
 from rclify.ctext.cursors import top_level
-from rclify.ctext.tokens import code_only
+from rclify.ctext.tokens import any_of, code_only
 from rclify.errors import ParseError
 from rclify.transform.header_sections import header_views, includes_locking_header
 from rclify.transform.includes import IncludeGraph
@@ -209,7 +209,7 @@ def _used_in_a_body(names: set[str]) -> Callable[[bytes], bool]:
     where a prototype (uv.h's `void uv_mutex_lock(uv_mutex_t*);`) does not count?  A C++
     `extern "C" {` opens no body."""
     quick = _naming(names)
-    pattern = re.compile(r"\b(?:" + "|".join(map(re.escape, sorted(names))) + r")\b|extern\s*\"\s*\"\s*\{|[{}]")
+    pattern = re.compile(rf"\b(?:{any_of(names)})\b|extern\s*\"\s*\"\s*\{{|[{{}}]")
 
     def test(text: bytes) -> bool:
         if not names or not quick(text):

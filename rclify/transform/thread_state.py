@@ -25,6 +25,7 @@ import clang.cindex as ci
 from rclify import pthread_api
 from rclify.ctext.cparse import ParsedFile
 from rclify.ctext.cursors import preorder, top_level
+from rclify.ctext.tokens import any_of
 from rclify.transform.thread_safe_calls import allowed
 
 K = ci.CursorKind
@@ -211,5 +212,4 @@ def defines_any(data: bytes, names: set[str]) -> bool:
 @functools.lru_cache(maxsize=16)
 def _definition_of_any(names: frozenset[str]) -> "re.Pattern[bytes]":
     """One pattern for all the names (the call graph asks it of every C file of the tree)."""
-    alternatives = b"|".join(re.escape(n.encode()) for n in sorted(names))
-    return re.compile(rb"\b(?:" + alternatives + rb")\s*\([^;{)]*\)\s*\{")
+    return re.compile(rf"\b(?:{any_of(names)})\s*\([^;{{)]*\)\s*\{{".encode())

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 from rclify import pthread_api
 from rclify.ctext.cparse import ParsedFile
 from rclify.ctext.cursors import top_level
-from rclify.ctext.tokens import tokenize
+from rclify.ctext.tokens import any_of, tokenize
 
 # a lock with a deadline (timedlock: it may fail with ETIMEDOUT) is never extracted, see region_bounds.py
 PTHREAD_OPS = pthread_api.LOCK_OPERATIONS
@@ -194,4 +194,4 @@ class Vocabulary:
 
 @functools.lru_cache(maxsize=64)
 def _naming(names: frozenset[str]) -> "re.Pattern[bytes]":
-    return re.compile(rb"\b(?:" + b"|".join(re.escape(n.encode()) for n in sorted(names)) + rb")\b")
+    return re.compile(rf"\b(?:{any_of(names)})\b".encode())

@@ -3,7 +3,7 @@
 
 import re
 
-from rclify.ctext.tokens import call_arguments
+from rclify.ctext.tokens import any_of, call_arguments
 from rclify.lock_identity.lock_helpers.c_text import Source, assigned_to, blanked_code, functions, is_call, line_col
 from rclify.lock_identity.lock_helpers.model import Helper, HelperCall
 from rclify.lock_identity.lock_helpers.names import Names
@@ -37,7 +37,7 @@ def call_at(text: str, file: str, line: int, helper: Helper, nth: int = 0) -> He
     (a file's source), or None: for a profiler that knows a call's line from the debug info (a
     call through a macro has the line of the macro's use)."""
     code = blanked_code(text)
-    called = "|".join(re.escape(n) for n in sorted({helper.name, *helper.aliases}))
+    called = any_of({helper.name, *helper.aliases})
     for m in re.finditer(rf"\b({called})\s*\(", code):
         found = call_arguments(code, m.end() - 1) if is_call(code, m.start()) else None
         alias = helper.aliases.get(m.group(1)) if m.group(1) != helper.name else None
