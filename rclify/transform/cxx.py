@@ -83,8 +83,8 @@ def cxx_regions(tree: SourceTree, flags_for: Callable[[Path], list[str]], vocab:
             parsed = cparse.parse(path, flags_for(path), stub_dir, cxx=True)
         except ParseError as err:
             failures.setdefault(tree.rel(path), str(err))
-            return _scanned(path, tree.rel(path))
-        return list(_walk(parsed.tu.cursor, "", ours, ops, vocab))
+            return _scanned(tree.text(path), tree.rel(path))
+        return list(_walk(parsed.tu.cursor, "", ours, ops, vocab, tree))
 
     records: dict[tuple[str, int, int], RegionRecord] = {}
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
@@ -94,17 +94,18 @@ def cxx_regions(tree: SourceTree, flags_for: Callable[[Path], list[str]], vocab:
     return [records[k] for k in sorted(records)]
 
 
-def _walk(cursor: ci.Cursor, function: str, ours: dict[str, str], ops: dict[str, str], vocab: Vocabulary):
+def _walk(cursor: ci.Cursor, function: str, ours: dict[str, str], ops: dict[str, str], vocab: Vocabulary,
+          tree: SourceTree):
     for child in child_nodes(cursor):
         loc = child.location
         if cursor.kind == K.TRANSLATION_UNIT and (loc.file is None or loc.file.name not in ours):
             continue  # system headers and the tree's C headers
         if child.kind in _FUNCTIONS and child.is_definition():
-            yield from _walk(child, _qualified(child), ours, ops, vocab)
+            yield from _walk(child, _qualified(child), ours, ops, vocab, tree)
             continue
         if child.kind == K.CALL_EXPR and child.spelling in ops and loc.file is not None and loc.file.name in ours:
-            yield _record(child, function, ours[loc.file.name], ops[child.spelling], vocab)
-        yield from _walk(child, function, ours, ops, vocab)
+            yield _record(child, function, ours[loc.file.name], ops[child.spelling], vocab, tree)
+        yield from _walk(child, function, ours, ops, vocab, tree)
 
 
 def _qualified(fn: ci.Cursor) -> str:
@@ -116,20 +117,24 @@ def _qualified(fn: ci.Cursor) -> str:
     return "::".join(reversed(names))
 
 
-def _source(cursor: ci.Cursor) -> str:
+def _source(cursor: ci.Cursor, tree: SourceTree) -> str:
+    """The cursor's text as written (the tree's files as read once)."""
     ext = cursor.extent
     if ext.start.file is not None and ext.start.file.name == ext.end.file.name and ext.end.offset > ext.start.offset:
-        data = Path(ext.start.file.name).read_bytes()
+        name = ext.start.file.name
+        rel = tree.under(name)
+        data = tree.data(rel) if rel is not None else Path(name).read_bytes()
         return data[ext.start.offset : ext.end.offset].decode("utf-8", errors="surrogateescape")
     return "".join(t.spelling for t in cursor.get_tokens())
 
 
-def _record(call: ci.Cursor, function: str, rel: str, kind: str, vocab: Vocabulary) -> tuple[int, RegionRecord]:
+def _record(call: ci.Cursor, function: str, rel: str, kind: str, vocab: Vocabulary, tree: SourceTree
+            ) -> tuple[int, RegionRecord]:
     """The call's column and its region record."""
-    args = [_source(a) for a in call.get_arguments()]
+    args = [_source(a, tree) for a in call.get_arguments()]
     lock = args[0] if args else ""
     via = ""
-    written = _source(call)
+    written = _source(call, tree)
     if not written.startswith(call.spelling):  # through a macro: read as the C analysis reads it
         op = classify(written, vocab)
         via, lock = (op.via, op.mutex) if op is not None else (written.split("(")[0].strip(), written)
@@ -147,9 +152,9 @@ def _hybrid(rel: str, line: int, function: str, lock: str, via: str, kind: str) 
 _DIRECT = re.compile(r"\b(pthread_mutex_(?:lock|trylock))\s*\(")
 
 
-def _scanned(path: Path, rel: str) -> list[tuple[int, RegionRecord]]:
+def _scanned(text: str, rel: str) -> list[tuple[int, RegionRecord]]:
     """The lock calls of a file libclang could not parse, read from its text (no function name)."""
-    code = code_only(path.read_text(encoding="utf-8", errors="surrogateescape"))
+    code = code_only(text)
     out = []
     for m in _DIRECT.finditer(code):
         found = call_arguments(code, m.end() - 1)
