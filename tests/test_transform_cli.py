@@ -212,7 +212,14 @@ def test_a_file_saved_during_the_transform_keeps_its_edit(tree, monkeypatch, cap
     (tree / "items.c").write_bytes(transformed + b"void item_touch(uint32_t key)\n{\n    item_lock(hash(key));\n"
                                    b"    value[key]++;\n    item_unlock(hash(key));\n}\n")  # a region to extract
     edited = snapshot(tree)
-    monkeypatch.setattr(pipeline, "analyse_tree", _saving_meanwhile(pipeline.analyse_tree, "items.c"))
+    analyse_again = pipeline.analyse_tree
+    monkeypatch.setattr(pipeline, "analyse_tree", _saving_meanwhile(analyse_again, "items.c"))
     assert cli.main(["transform", str(tree), "-q"]) == 2
     assert "items.c changed while rclify was transforming it" in capsys.readouterr().err
     assert snapshot(tree) == {**edited, "items.c": edited["items.c"] + SAVED}
+    # lock_config.h, hand-editable, whose entries the transform merges with what it read
+    edited = snapshot(tree)
+    monkeypatch.setattr(pipeline, "analyse_tree", _saving_meanwhile(analyse_again, "lock_config.h"))
+    assert cli.main(["transform", str(tree), "-q"]) == 2
+    assert "lock_config.h changed while rclify was transforming it" in capsys.readouterr().err
+    assert snapshot(tree) == {**edited, "lock_config.h": edited["lock_config.h"] + SAVED}

@@ -78,12 +78,13 @@ class Commit:
     created_config: bool = False
     put_back: dict[Path, bytes | None] = field(default_factory=dict)  # for the rollback
     read: dict[str, str] = field(default_factory=dict)  # each file written -> its text as the transform read it
+    config_read: str | None = None  # lock_config.h as the transform read it (None: there was none)
 
 
 def _refuse_edited_meanwhile(root: Path, change: Commit) -> None:
     """A file saved (an editor, a build) while the transform read and analysed it would lose that
-    edit: its new text derives from what was read.  Nothing is written then, and the user runs
-    the transform again."""
+    edit: its new text derives from what was read, and so do lock_config.h's entries.  Nothing is
+    written then, and the user runs the transform again."""
     edited = []
     for rel, text in sorted(change.read.items()):
         try:
@@ -92,6 +93,9 @@ def _refuse_edited_meanwhile(root: Path, change: Commit) -> None:
             now = None
         if now != text:
             edited.append(rel)
+    config = change.config_path  # its entries were merged with what was read: a hand edit since would go
+    if (config.read_text() if config.is_file() else None) != change.config_read:
+        edited.append(os.path.relpath(config, root) if config.is_relative_to(root) else str(config))
     if edited:
         raise UsageError(f"{few(edited, 5)} changed while rclify was transforming {'it' if len(edited) == 1 else 'them'}: "
                          f"nothing was changed; run the transform again")

@@ -114,7 +114,10 @@ def analyse_tree(tree: SourceTree, config_path: Path, options: Options, progress
             for path, found in regions.items():
                 _refuse_kept(tree.rel(path), found, kept)
 
-        overrides = {o.section: o for o in lock_config.read_sections(config_path)}
+        # read once: what the entries are merged with is what the commit checks is still there
+        outcome.config_read = config_path.read_text() if config_path.is_file() else None
+        existing_text, shown_config = outcome.config_read or "", str(config_path)
+        overrides = {o.section: o for o in lock_config.parse_sections(existing_text, shown_config)}
         with _timed(outcome, "thread_state_s"):
             roots = {callee for rs in regions.values() for r in rs if r.extractable for callee in _callees(r)}
             state = complete_call_graph(root, files, analysis, roots, options.jobs, progress, flags.built)
@@ -130,7 +133,7 @@ def analyse_tree(tree: SourceTree, config_path: Path, options: Options, progress
 
         kept_ids = set(kept.lock_ids)
         kept_ids |= kept_call_sites(table.sites, kept_ids)
-        existing = lock_config.read(config_path) if config_path.exists() else []
+        existing = lock_config.parse(existing_text, shown_config)
         entries = [e for e in table.entries() if e.lock_id not in kept_ids]  # kept ones stay pthread mutexes
         outcome.locks = lock_config.merge(entries, existing)  # what the staged lock_config.h declares
         with _timed(outcome, "spatch_rewrite_and_verify_s"), \

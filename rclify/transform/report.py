@@ -21,6 +21,7 @@ class Outcome:
     changed: dict[str, str] = field(default_factory=dict)  # relative path -> new text
     regions: list[RegionRecord] = field(default_factory=list)  # region_records.py
     locks: list[lock_config.LockEntry] = field(default_factory=list)
+    config_read: str | None = None  # lock_config.h as the transform read it (None: there was none)
     wrappers: list[dict] = field(default_factory=list)
     failures: dict[str, str] = field(default_factory=dict)  # parse errors (file: first error)
     unchanged: dict[str, str] = field(default_factory=dict)  # files left as they were, and why

@@ -53,7 +53,8 @@ def run(root: Path, state: dict, options: "pipeline.Options", progress: Progress
         notes = apply.commit(root, apply.Commit(
             writes, {rel: originals[rel] for rel in outcome.changed}, dict(outcome.changed),
             {rel: records.text_hash(text) for rel, text in targets.items()}, outcome.locks, config_path,
-            created_config=state.get("created_config", False), read={rel: current[rel] for rel in writes}))
+            created_config=state.get("created_config", False), read={rel: current[rel] for rel in writes},
+            config_read=outcome.config_read))
         for note in notes:
             progress(note)
     pipeline.finish(outcome, options, progress)

@@ -48,7 +48,8 @@ def _first_commit(tree: SourceTree, outcome: Outcome, config_path: Path) -> appl
     sources = {tree.rel(p): records.data_hash(tree.data(p)) for p in tree.files}
     sources.update({rel: records.text_hash(text) for rel, text in outcome.changed.items()})
     return apply_step.Commit(dict(outcome.changed), originals, dict(outcome.changed), sources, outcome.locks,
-                             config_path, created_config=not config_path.exists(), read=dict(originals))
+                             config_path, created_config=not config_path.exists(), read=dict(originals),
+                             config_read=outcome.config_read)
 
 
 def _check_arguments(options: Options) -> None:
