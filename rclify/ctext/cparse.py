@@ -108,11 +108,12 @@ def parse(path: Path, flags: list[str], stub_dir: Path | None = None, cxx: bool 
     return _file_in(tu, path, data, stubbed)
 
 
-def view(parsed: ParsedFile, name: str) -> ParsedFile:
+def view(parsed: ParsedFile, name: str, data: bytes | None = None) -> ParsedFile:
     """Another file of parsed's translation unit (a header it includes, as libclang names it),
-    seen as a ParsedFile of its own: offsets, errors and macro uses are that file's."""
+    seen as a ParsedFile of its own: offsets, errors and macro uses are that file's.  data: its
+    bytes, where the caller has them (the source tree's)."""
     path = Path(name)
-    return _file_in(parsed.tu, path, path.read_bytes(), [])
+    return _file_in(parsed.tu, path, path.read_bytes() if data is None else data, [])
 
 
 def _file_in(tu: ci.TranslationUnit, path: Path, data: bytes, stubbed: list[str]) -> ParsedFile:

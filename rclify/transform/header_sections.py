@@ -59,7 +59,7 @@ def header_views(parsed: dict[Path, ParsedFile], tree: SourceTree, names: set[st
                 data[header] = tree.data(tree.under(name))
             text = data[header][fn.extent.start.offset : fn.extent.end.offset]
             if any(n in text for n in wanted):
-                view = cparse.view(pf, name)
+                view = cparse.view(pf, name, data[header])
                 view.guard_line = include_guard(data[header].decode("utf-8", errors="surrogateescape"))
                 view.includer = path
                 views[header] = view

@@ -104,7 +104,7 @@ def add_wrappers(parsed: ParsedFile, tree: SourceTree, vocab: Vocabulary) -> Non
             if not any(n in text for n in names):
                 continue  # the cheap test first: most functions name no lock operation
             if name not in views:
-                views[name] = cparse.view(parsed, name)
+                views[name] = cparse.view(parsed, name, files[name][0])
             here = views[name]
             shape = wrapper_shape(here, fn, vocab)
             if shape is None:
