@@ -85,20 +85,22 @@ def _refuse_edited_meanwhile(root: Path, change: Commit) -> None:
     """A file saved (an editor, a build) while the transform read and analysed it would lose that
     edit: its new text derives from what was read, and so do lock_config.h's entries.  Nothing is
     written then, and the user runs the transform again."""
-    edited = []
-    for rel, text in sorted(change.read.items()):
-        try:
-            now = read_text(root / rel)
-        except OSError:
-            now = None
-        if now != text:
-            edited.append(rel)
+    edited = [rel for rel, text in sorted(change.read.items()) if _text_now(root / rel, read_text) != text]
     config = change.config_path  # its entries were merged with what was read: a hand edit since would go
-    if (config.read_text() if config.is_file() else None) != change.config_read:
+    if _text_now(config, Path.read_text) != change.config_read:
         edited.append(os.path.relpath(config, root) if config.is_relative_to(root) else str(config))
     if edited:
-        raise UsageError(f"{few(edited, 5)} changed while rclify was transforming {'it' if len(edited) == 1 else 'them'}: "
-                         f"nothing was changed; run the transform again")
+        them = "it" if len(edited) == 1 else "them"
+        raise UsageError(f"{few(edited, 5)} changed while rclify was transforming {them}: nothing was changed; "
+                         "run the transform again")
+
+
+def _text_now(path: Path, read) -> str | None:
+    """The file's text as `read` gives it, None when it is not a regular file or cannot be read."""
+    try:
+        return read(path) if path.is_file() else None
+    except OSError:
+        return None
 
 
 def commit(root: Path, change: Commit) -> list[str]:
