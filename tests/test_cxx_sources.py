@@ -12,7 +12,7 @@ import pytest
 
 from rclify import runtime_build
 from rclify.transform.cxx import config_refs_for_cxx
-from rclify.transform.includes import IncludeGraph, left_unchanged_group, shared_lock_names
+from rclify.ctext.includes import IncludeGraph, left_unchanged_group, shared_lock_names
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT / "corpus" / "cxx_shared_header"

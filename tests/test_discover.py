@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from rclify.transform.discover import Discovery, Site, discover
+from rclify.lock_identity.discovered_sites import Discovery, Site
+from rclify.transform.discover import discover
 from rclify.lock_identity.lock_table import build_lock_table, normalize
 from rclify.ctext.preprocessor import define_around
 from rclify.ctext.spatch import MACRO_FILE

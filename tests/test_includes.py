@@ -1,4 +1,4 @@
-"""The one include graph (rclify/transform/includes.py): by path, as the compiler looks (the compile
+"""The one include graph (rclify/ctext/includes.py): by path, as the compiler looks (the compile
 check's), or by base name (the analysis's, the lock table's, the check's includers of a header),
 with one closure; the cases only base names reach, through the analysis too; and each query the
 steps ask against what the code it replaced gave."""
@@ -8,8 +8,8 @@ from pathlib import Path, PurePath
 from rclify.ctext.preprocessor import includes_named, quoted_includes
 from rclify.transform.analyse import analyse, regions_of
 from rclify.transform.header_sections import includes_locking_header
-from rclify.transform.includes import IncludeGraph
-from rclify.transform.source_tree import SourceTree
+from rclify.ctext.includes import IncludeGraph
+from rclify.ctext.source_tree import SourceTree
 from rclify.lock_identity.struct_instances import struct_locks
 
 

@@ -10,6 +10,8 @@ import pytest
 
 LIGHT = ["rclify.lock_identity", "rclify.lock_identity.lock_table", "rclify.lock_identity.lock_helpers",
          "rclify.lock_identity.struct_instances", "rclify.lock_identity.zero_initialised_locks",
+         "rclify.lock_identity.init_aliases", "rclify.lock_identity.discovered_sites",
+         "rclify.ctext.source_tree", "rclify.ctext.includes",
          "rclify.lock_config", "rclify.ctext.languages", "rclify.profiling.lock_id_matching",
          "rclify.profiling.preload_records", "rclify.profiling.assign", "rclify.profiling.profile"]
 
@@ -22,3 +24,17 @@ def test_module_imports_neither_libclang_nor_jinja2(module):
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "", f"{module} pulls in {proc.stdout.strip()}"
+
+
+# Below the transform: lock identity and the tree read once are read by the transform, the
+# profiler and spatch's Python, and read nothing of the transform (no layer imports one above it)
+BELOW_TRANSFORM = [m for m in LIGHT if m.startswith(("rclify.lock_identity", "rclify.ctext"))]
+
+
+@pytest.mark.parametrize("module", BELOW_TRANSFORM)
+def test_lower_layers_import_nothing_of_the_transform(module):
+    code = (f"import sys, {module}\n"
+            "print(' '.join(sorted(m for m in sys.modules if m.startswith('rclify.transform'))))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "", f"{module} imports {proc.stdout.strip()}"

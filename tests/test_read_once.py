@@ -12,7 +12,7 @@ from rclify.ctext import cparse
 from rclify.ctext.cursors import child_nodes, macro_uses_in, preorder, top_level
 from rclify.ctext.preprocessor import includes, includes_named, quoted_includes
 from rclify.ctext.tokens import tokenize, tokens_between
-from rclify.transform.source_tree import SourceTree
+from rclify.ctext.source_tree import SourceTree
 
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "extract" / "wrapper_item_lock" / "input.c"
 

@@ -4,7 +4,7 @@ import re
 from dataclasses import dataclass, field
 
 from rclify.lock_config import LockEntry, macro_suffix
-from rclify.transform.discover import Site
+from rclify.lock_identity.discovered_sites import Site
 
 
 @dataclass

@@ -22,8 +22,8 @@ from collections import defaultdict
 from rclify.ctext.tokens import balanced
 from rclify.lock_config import LockEntry
 from rclify.lock_identity import lock_helpers
-from rclify.transform.discover import Discovery, Site
-from rclify.transform.includes import IncludeGraph
+from rclify.lock_identity.discovered_sites import Discovery, Site
+from rclify.ctext.includes import IncludeGraph
 from rclify.lock_identity.lock_site import LockSite
 from rclify.lock_identity.struct_instances import struct_locks
 from rclify.lock_identity.zero_initialised_locks import header_includers, name_zero_initialised, zero_filled

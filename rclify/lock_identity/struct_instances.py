@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from rclify.ctext.tokens import code_only
 from rclify.ctext.tree_macros import expand_storage, storage_classes
-from rclify.transform.includes import IncludeGraph
+from rclify.ctext.includes import IncludeGraph
 
 _INIT_TOKEN = re.compile(r"\bPTHREAD_\w*MUTEX_INITIALIZER\w*")
 _FIELD = re.compile(r"\bpthread_mutex_t\s+([A-Za-z_]\w*)\s*;")

@@ -6,8 +6,8 @@ build_lock_table (lock_table.py) decides it for every site."""
 import re
 
 from rclify.ctext.tokens import code_only
-from rclify.transform.discover import Site
-from rclify.transform.includes import IncludeGraph
+from rclify.lock_identity.discovered_sites import Site
+from rclify.ctext.includes import IncludeGraph
 from rclify.lock_identity.lock_site import LockSite
 
 

@@ -27,10 +27,10 @@ from rclify.ctext.cursors import top_level
 from rclify.ctext.tokens import any_of, code_only
 from rclify.errors import ParseError
 from rclify.transform.header_sections import header_views, includes_locking_header
-from rclify.transform.includes import IncludeGraph
+from rclify.ctext.includes import IncludeGraph
 from rclify.transform.region_bounds import find_regions
 from rclify.transform.regions import Region
-from rclify.transform.source_tree import SourceTree
+from rclify.ctext.source_tree import SourceTree
 from rclify.transform.thread_state import ThreadState, defines_any
 from rclify.transform.vocabulary import Vocabulary
 from rclify.transform.vocabulary_inference import add_macros, add_wrappers
@@ -40,7 +40,7 @@ K = ci.CursorKind
 
 @dataclass
 class Analysis:
-    source: SourceTree  # the tree's files as read once (source_tree.py)
+    source: SourceTree  # the tree's files as read once (ctext/source_tree.py)
     parsed: dict[Path, ParsedFile] = field(default_factory=dict)
     vocab: Vocabulary = field(default_factory=Vocabulary)
     failures: dict[str, str] = field(default_factory=dict)  # relative path -> libclang's error

@@ -17,10 +17,10 @@ import clang.cindex as ci
 from rclify.ctext.cparse import ParsedFile
 from rclify.ctext.cursors import preorder, top_level
 from rclify.ctext.preprocessor import define_around
-from rclify.transform.discover import Site
+from rclify.lock_identity.discovered_sites import Site
 from rclify.transform.region_records import RegionRecord
 from rclify.transform.regions import Region
-from rclify.transform.source_tree import SourceTree
+from rclify.ctext.source_tree import SourceTree
 from rclify.transform.vocabulary import PTHREAD_OPS, Vocabulary
 
 K = ci.CursorKind

@@ -9,7 +9,7 @@ which owns each region's fate, renders the file again without them and hands it 
 a few rounds; else it asks for the API rewrite alone (api_rewrite_alone: its regions left hybrid,
 reason generated-code-does-not-compile).  A file that still does not compile is left unchanged
 (leave_unchanged), and with it every changed file that must then stay as it is for the tree to
-stay consistent (rclify/transform/includes.py: the headers it includes, their includers, files
+stay consistent (rclify/ctext/includes.py: the headers it includes, their includers, files
 sharing its lock declarations); all are reported.  Nothing here writes to the tree.
 """
 
@@ -29,12 +29,12 @@ from rclify.transform import rewrite_api
 from rclify.ctext.languages import is_cxx_source, is_header
 from rclify.transform.cxx import cxx_compiles
 from rclify.transform.build_flags import BuildFlags
-from rclify.transform.includes import IncludeGraph, left_unchanged_group
+from rclify.ctext.includes import IncludeGraph, left_unchanged_group
 from rclify.transform.kept_posix import KeptPosix
 from rclify.lock_identity.lock_table import LockTable
 from rclify.transform.refusals import Reason
 from rclify.transform.report import Outcome
-from rclify.transform.source_tree import SourceTree
+from rclify.ctext.source_tree import SourceTree
 
 
 def _read(path: Path) -> str:

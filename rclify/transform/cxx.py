@@ -28,7 +28,7 @@ from rclify.transform.lock_statements.calls import classify
 from rclify.transform.lock_statements.expansion import substitute
 from rclify.transform.refusals import Reason
 from rclify.transform.region_records import RegionRecord, WhyHybrid
-from rclify.transform.source_tree import SourceTree
+from rclify.ctext.source_tree import SourceTree
 from rclify.transform.vocabulary import Vocabulary
 
 K = ci.CursorKind

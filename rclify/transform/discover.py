@@ -13,7 +13,6 @@ calls are compared with a plain token scan and a file with missing calls is a fa
 
 import re
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
@@ -25,46 +24,12 @@ from rclify.ctext.tokens import call_arguments, code_only
 from rclify.ctext.tree_macros import expand_storage, storage_classes
 from rclify.paths import SEMANTIC_PATCHES_DIR
 from rclify.ctext.languages import by_language
-from rclify.transform import init_aliases
+from rclify.lock_identity import init_aliases
+from rclify.lock_identity.discovered_sites import Discovery, Site
 
 PATCH = SEMANTIC_PATCHES_DIR / "discover" / "pthread_sites.cocci"
 
 CALL_KINDS = pthread_api.DISCOVERED
-KINDS = (
-    "lock", "unlock", "trylock", "mutex_init", "mutex_destroy", "static_mutex", "mutex_var",
-    "cond_wait", "cond_timedwait", "cond_signal", "cond_broadcast", "cond_init", "cond_destroy",
-    "static_cond", "other_mutex_api", "rwlock_api", "spin_api",
-)
-NOT_HANDLED = {"rwlock_api": "pthread_rwlock", "spin_api": "pthread_spin"}  # kinds rclify leaves alone
-
-
-@dataclass(frozen=True)
-class Site:
-    kind: str  # one of KINDS
-    file: str  # path relative to the tree root
-    line: int  # 1-based
-    column: int  # 0-based, as spatch reports
-    function: str  # enclosing function, '' at file scope (and in macro bodies)
-    expr: str  # the lock/cond expression as written (first argument), or the defined name
-    args: tuple[str, ...] = ()  # every argument as written (cond_wait: (cond, mutex))
-    scope: str = ""  # definitions: 'file', 'function' or 'struct NAME' / 'TYPEDEF' for fields
-    array: bool = False  # definitions: an array of mutexes
-    api: str = ""  # the pthread function called (other_mutex_api: which one), or the definition's type
-    init: str = ""  # definitions: the initializer as spatch prints it ('' when there is none)
-    static: bool = False  # definitions: declared `static`
-    alone: bool = True  # definitions: the only name its declaration defines (not `pthread_mutex_t a, b;`)
-
-
-@dataclass
-class Discovery:
-    sites: list[Site]
-    failures: dict[str, str]  # file -> first parse error
-    seconds: float = 0.0
-
-    def of_kind(self, *kinds: str) -> list[Site]:
-        return [s for s in self.sites if s.kind in kinds]
-
-
 def relative_files(root: Path, files: list[Path]) -> list[str]:
     """files as sorted unique paths relative to root; a relative path is taken from the current
     directory when it exists there, else from root."""
@@ -189,7 +154,7 @@ def discover(root: Path, files: list[Path], jobs: int = 1, progress: Callable[[s
              macro_file: Path | None = None, texts: dict[str, str] | None = None) -> Discovery:
     """Finds the pthread mutex/cond sites of files (under root).  macro_file: spatch's (spatch.py);
     by default one with the declaration and loop header macros of files (ctext/tree_macros.py).
-    texts: the files' texts by relative path, where the caller has them (source_tree.py)."""
+    texts: the files' texts by relative path, where the caller has them (ctext/source_tree.py)."""
     started = time.monotonic()
     say = progress or (lambda message: None)
     root = Path(root)

@@ -26,10 +26,10 @@ from rclify.ctext.cparse import ParsedFile
 from rclify.ctext.cursors import top_level
 from rclify.ctext.preprocessor import logical_lines
 from rclify.ctext.tokens import code_only
-from rclify.transform.includes import IncludeGraph
+from rclify.ctext.includes import IncludeGraph
 from rclify.transform.refusals import Reason
 from rclify.transform.regions import Region
-from rclify.transform.source_tree import SourceTree
+from rclify.ctext.source_tree import SourceTree
 
 K = ci.CursorKind
 

@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 
 from rclify import pthread_api
 from rclify.ctext.tokens import code_only, iter_tokens
-from rclify.transform.discover import Discovery
+from rclify.lock_identity.discovered_sites import Discovery
 from rclify.lock_identity.lock_table import LockTable, last_member, normalize
 
 KEEP_APIS = pthread_api.KEEP_POSIX

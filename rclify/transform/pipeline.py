@@ -1,7 +1,7 @@
 """`rclify transform`'s steps, in the order data flows (transform_tree.py runs them, or rerun.py on
 a tree rclify has transformed already).
 
-  (read once)          the tree's files, by relative path; their includes     source_tree.py, includes.py
+  (read once)          the tree's files, by relative path; their includes     ctext/: source_tree.py, includes.py
   discover  (spatch)   lock allocation sites, init calls, parse failures      discover.py
   analyse   (libclang) the vocabulary (macros, wrappers), statements read as  analyse.py, vocabulary*.py,
                        lock operations, every function's regions, and why a   lock_statements/, regions.py,
@@ -42,8 +42,9 @@ from rclify.transform import build_flags, call_sites, header_sections
 from rclify.transform.analyse import Analysis, analyse, complete_call_graph, regions_of
 from rclify.ctext.languages import is_cxx
 from rclify.transform.cxx import cxx_regions
-from rclify.transform.discover import NOT_HANDLED, Discovery, discover
-from rclify.transform.includes import IncludeGraph
+from rclify.lock_identity.discovered_sites import NOT_HANDLED, Discovery
+from rclify.transform.discover import discover
+from rclify.ctext.includes import IncludeGraph
 from rclify.transform.kept_posix import KeptPosix, find_kept_posix
 from rclify.lock_identity.lock_helpers import kept_call_sites
 from rclify.lock_identity.lock_table import LockTable, build_lock_table
@@ -52,7 +53,7 @@ from rclify.transform.regions import Region
 from rclify.transform.render import FileRenderer
 from rclify.transform.region_records import RegionRecord
 from rclify.transform.report import Outcome, report_json
-from rclify.transform.source_tree import SourceTree
+from rclify.ctext.source_tree import SourceTree
 from rclify.transform.thread_state import ThreadState
 from rclify.transform.compile_check import Staging
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rclify import __version__, lock_config
-from rclify.transform.discover import NOT_HANDLED
+from rclify.lock_identity.discovered_sites import NOT_HANDLED
 from rclify.transform import call_sites
 from rclify.transform.call_sites import CallSite
 from rclify.transform.region_records import RegionRecord

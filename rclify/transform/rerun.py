@@ -28,7 +28,7 @@ from rclify.transform import apply, records
 from rclify.transform import pipeline
 from rclify.transform.carry import Unmappable, carry
 from rclify.transform.report import Outcome, print_diff
-from rclify.transform.source_tree import SourceTree, source_files
+from rclify.ctext.source_tree import SourceTree, source_files
 
 
 def run(root: Path, state: dict, options: "pipeline.Options", progress: Progress) -> Outcome:

@@ -34,7 +34,7 @@ from rclify.ctext.preprocessor import guards_at
 from rclify.ctext.tokens import code_only
 from rclify.ctext.languages import by_language, is_cxx
 from rclify.transform.cxx import config_refs_for_cxx
-from rclify.transform import init_aliases
+from rclify.lock_identity import init_aliases
 from rclify.transform.discover import relative_files
 from rclify.transform.kept_posix import KeptPosix
 from rclify.lock_identity.lock_helpers import wrap_calls

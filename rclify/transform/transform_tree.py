@@ -10,7 +10,7 @@ from rclify.errors import UsageError
 from rclify.progress import Progress
 from rclify.transform import apply as apply_step, records, rerun
 from rclify.transform.pipeline import Options, analyse_tree, finish
-from rclify.transform.source_tree import SourceTree, source_files
+from rclify.ctext.source_tree import SourceTree, source_files
 from rclify.transform.report import Outcome, print_diff
 
 

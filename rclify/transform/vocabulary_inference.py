@@ -18,7 +18,7 @@ from rclify.ctext.preprocessor import guards_at
 from rclify.ctext.tokens import identifiers_used, matching_bracket, normalize, tokenize
 from rclify.transform.lock_statements.calls import classify
 from rclify.transform.lock_statements.checked import checks_result
-from rclify.transform.source_tree import SourceTree
+from rclify.ctext.source_tree import SourceTree
 from rclify.transform.vocabulary import LockOp, Vocabulary, Wrapper
 
 K = ci.CursorKind

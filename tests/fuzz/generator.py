@@ -166,7 +166,6 @@ def scen_threads(g: Gen, k: str) -> Scenario:
     pre: list[str] = []  # before the lock, in the loop
     post: list[str] = []  # after the unlock, in the loop
     worker_locals = ["long acc = 0;"]
-    final_lines: list[str] = []
     choices = ["sum", "xor", "max", "cnt", "acc"]
     for _ in range(r.randint(1, 4)):
         c = r.choice(choices)
@@ -238,7 +237,7 @@ def scen_threads(g: Gen, k: str) -> Scenario:
     else:
         region = [lock_stmt(st, lk), *body, unlock_stmt(st, lk)]
     loop_body = "\n        ".join([f"long v = (long)((i * {m1} + tid * {m2}) % 1000);", *pre, *region, *post])
-    out_label = f"out:\n    (void)0;" if exit_kind == "goto-out" else ""
+    out_label = "out:\n    (void)0;" if exit_kind == "goto-out" else ""
     shared_def = f"struct {k}_shared {{ pthread_mutex_t m; long sum; unsigned long x; long maxv; long cnt; long cnt2; long accs; }};"
     if storage == "global":
         decl_tail = f"static struct {k}_shared {k}_g = {{ PTHREAD_MUTEX_INITIALIZER, 0, 0, 0, 0, 0, 0 }};"
@@ -747,7 +746,7 @@ def scen_flag_lock(g: Gen, k: str) -> Scenario:
     feats = {"flag-lock", "threads"}
     st = g.style()
     nthreads, iters = r.randint(2, 4), r.randint(50, 300)
-    cond = r.choice(("p->shared", f"{k}_threaded", "locked", f"__builtin_expect(!!(p->shared), 1)"))
+    cond = r.choice(("p->shared", f"{k}_threaded", "locked", "__builtin_expect(!!(p->shared), 1)"))
     braced = r.random() < 0.4
 
     def under(stmt: str) -> str:

@@ -5,7 +5,7 @@ import re
 
 from rclify.ctext.preprocessor import defines
 from rclify.ctext.tokens import call_arguments
-from rclify.transform import init_aliases
+from rclify.lock_identity import init_aliases
 from rclify.lock_identity.lock_helpers.c_text import (
     INIT, MAX_MACRO_DEPTH, Source, assigned_to, calls_in, line_col, read_sources,
 )

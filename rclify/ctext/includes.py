@@ -18,7 +18,7 @@ from typing import Callable
 
 from rclify.ctext.preprocessor import includes
 from rclify.ctext.tokens import code_only, iter_tokens
-from rclify.transform.source_tree import SourceTree
+from rclify.ctext.source_tree import SourceTree
 
 _DIRECTIVE = re.compile(r"^[ \t]*#(?:[^\n]*\\\n)*[^\n]*", re.M)
 _NOT_NAMES = {
