@@ -181,7 +181,7 @@ def run_check(
     report = Report(tree, plan, built, results)
     print(file=out)
     print(format_table(report), file=out, flush=True)
-    if results and results[0].runs_no_test and any(r.no_test_ran for r in results):
+    if any(r.no_test_ran for r in results):
         print(f"\n`{plan.test}` ran no test: {results[0].runs_no_test}; give the command that runs the tests "
               f"with --test CMD (it is recorded in {CONFIG_FILE})", file=out)
     failed = [r for r in results if not r.ok and not r.no_test_ran]

@@ -54,7 +54,7 @@ class Analysis:
         if self.stub_dir is not None:
             shutil.rmtree(self.stub_dir, ignore_errors=True)
 
-    def parse_all(self, root: Path, paths: list[Path], jobs: int, progress: Callable[[str], None],
+    def parse_all(self, paths: list[Path], jobs: int, progress: Callable[[str], None],
                   into: dict[Path, ParsedFile] | None = None) -> None:
         """Parses paths in parallel into `into` (default: parsed); failures are recorded."""
         into = self.parsed if into is None else into
@@ -104,7 +104,7 @@ def analyse(root: Path, files: list[Path], flags_for: Callable[[Path], list[str]
     seeds = tree.naming(_MUTEX_FUNCTION.search)  # lock macros of headers
     todo = [f for f in candidates if f in seeds or with_header(f)]
     while todo:
-        result.parse_all(root, todo, jobs, progress)
+        result.parse_all(todo, jobs, progress)
         for path in todo:  # every file's macros before any file's wrappers
             if path in result.parsed:
                 add_macros(result.parsed[path], source, result.vocab)
@@ -148,7 +148,7 @@ def complete_call_graph(root: Path, files: list[Path], analysis: Analysis, roots
             break
         progress(f"libclang: {len(todo)} more files, for the functions that sections call")
         new: dict[Path, ParsedFile] = {}
-        analysis.parse_all(root, todo, jobs, progress, into=new)
+        analysis.parse_all(todo, jobs, progress, into=new)
         analysis.call_graph_only.update(new)
         state.add(list(new.values()))
     return state

@@ -31,7 +31,7 @@ from rclify.progress import few
 from rclify.transform.journal import drop_journal, mark_phase, roll_back, swap_records, sync_dir, write_journal
 from rclify.transform.records import (BACKUP_DIR, CONFIG_BACKUP, JOURNAL_DIR, REVERTING, STATE_DIR, STATE_FILE,
                                       WRITTEN_DIR, config_path_of, edited_files, inside, read_state, read_text,
-                                      text_hash)
+                                      shown_path, text_hash)
 
 
 @contextlib.contextmanager
@@ -88,7 +88,7 @@ def _refuse_edited_meanwhile(root: Path, change: Commit) -> None:
     edited = [rel for rel, text in sorted(change.read.items()) if _text_now(root / rel, read_text) != text]
     config = change.config_path  # its entries were merged with what was read: a hand edit since would go
     if _text_now(config, Path.read_text) != change.config_read:
-        edited.append(os.path.relpath(config, root) if config.is_relative_to(root) else str(config))
+        edited.append(shown_path(config, root))
     if edited:
         them = "it" if len(edited) == 1 else "them"
         raise UsageError(f"{few(edited, 5)} changed while rclify was transforming {them}: nothing was changed; "
@@ -124,7 +124,7 @@ def commit(root: Path, change: Commit) -> list[str]:
                 target.parent.mkdir(parents=True, exist_ok=True)
                 target.write_bytes(text.encode("utf-8", "surrogateescape"))
         config = change.config_path
-        rel_config = os.path.relpath(config, root) if config.is_relative_to(root) else str(config)
+        rel_config = shown_path(config, root)
         previous = _previous_state(root)
         config_backup = bool(previous.get("config_backup"))
         changing = [root / rel for rel in sorted(change.writes)] + [config]

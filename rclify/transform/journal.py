@@ -10,7 +10,7 @@ import os
 import shutil
 from pathlib import Path
 
-from rclify.transform.records import BACKUP_DIR, JOURNAL_DIR, STATE_DIR, STATE_FILE, WRITTEN_DIR
+from rclify.transform.records import BACKUP_DIR, JOURNAL_DIR, STATE_DIR, STATE_FILE, WRITTEN_DIR, shown_path
 
 
 def sync_dir(path: Path) -> None:
@@ -32,7 +32,7 @@ def write_journal(root: Path, paths: list[Path], made_state_dir: bool) -> Path:
     (tmp / "pre").mkdir(parents=True)
     entries = []
     for n, path in enumerate(paths):
-        shown = os.path.relpath(path, root) if path.is_relative_to(root) else str(path)
+        shown = shown_path(path, root)
         entry = {"path": shown, "pre": None}
         if path.is_symlink():
             entry["link"] = os.readlink(path)

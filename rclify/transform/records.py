@@ -82,7 +82,17 @@ def refuse_foreign_transformation(root: Path, files: list[Path]) -> None:
 
 def read_text(path: Path) -> str:
     """A file's exact text (no newline translation; bytes that are not UTF-8 kept)."""
-    return path.read_bytes().decode("utf-8", "surrogateescape")
+    return exact_text(path.read_bytes())
+
+
+def exact_text(data: bytes) -> str:
+    """Bytes as read_text gives a file's text."""
+    return data.decode("utf-8", "surrogateescape")
+
+
+def shown_path(path: Path, root: Path) -> str:
+    """A path as the records and messages give it: relative to the root when under it."""
+    return os.path.relpath(path, root) if path.is_relative_to(root) else str(path)
 
 
 def text_hash(text: str) -> str:

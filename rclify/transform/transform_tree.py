@@ -44,7 +44,7 @@ def _run(root: Path, options: Options, progress: Progress) -> Outcome:
 def _first_commit(tree: SourceTree, outcome: Outcome, config_path: Path) -> apply_step.Commit:
     """The files as the transform read them are the originals (commit checks that they are still
     what the tree holds)."""
-    originals = {rel: tree.data(rel).decode("utf-8", "surrogateescape") for rel in outcome.changed}
+    originals = {rel: records.exact_text(tree.data(rel)) for rel in outcome.changed}
     sources = {tree.rel(p): records.data_hash(tree.data(p)) for p in tree.files}
     sources.update({rel: records.text_hash(text) for rel, text in outcome.changed.items()})
     return apply_step.Commit(dict(outcome.changed), originals, dict(outcome.changed), sources, outcome.locks,
