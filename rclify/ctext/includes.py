@@ -4,7 +4,10 @@ together when one of them cannot be.
 A file left as it was keeps its pthread calls; if a header it includes were rewritten to
 rcl_mutex_t it would call pthread_mutex_lock on an rcl_mutex_t (an error in C++, a warning and
 memory corruption in C).  So leaving a file unchanged leaves unchanged, to a fixpoint:
-  * every changed header it includes, directly or through other headers;
+  * every changed header it includes, directly or through other headers, unless the compile
+    check found that its original text compiles against them as rewritten (it uses none of their
+    locks: the check's -Werror=incompatible-pointer-types makes a pthread call on an rcl_mutex_t
+    an error), so that one file does not freeze a header every other file takes rewritten;
   * for a header: every changed file that includes it, directly or transitively;
   * every changed file that declares, at file scope, a name the file declares there with a pthread
     mutex or condvar type in the declaration (an `extern pthread_mutex_t m;`, a function taking a
@@ -12,6 +15,7 @@ memory corruption in C).  So leaving a file unchanged leaves unchanged, to a fix
 Files that did not change are never in a group: there is nothing to put back.
 """
 
+import os
 import re
 from pathlib import Path, PurePath
 from typing import Callable
@@ -133,6 +137,32 @@ class IncludeGraph:
         return {f for f in self.direct if rel in self.closure(f)}
 
 
+def files_included(root: Path, texts: dict[str, str], have: set[str]) -> list[str]:
+    """Every file under root (any name: lock_alloc.incl, iana_ports.inc, x.def; a directory left
+    out of the transform too) that texts ({relative path: text}) include, directly or through
+    each other, as far as base names tell, except those in have; relative paths, sorted.  What
+    the compile check's staging copy must hold besides the sources for their units to compile as
+    the tree's do: a superset (two files of one name both come), never a file the tree lacks."""
+    by_name: dict[str, list[str]] = {}
+    for directory, dirs, names in os.walk(root):
+        dirs[:] = [d for d in dirs if not d.startswith(".")]
+        for name in names:
+            by_name.setdefault(name, []).append(os.path.relpath(os.path.join(directory, name), root))
+    found: set[str] = set()
+    todo = list(texts.values())
+    while todo:
+        for _, name in includes(todo.pop()):
+            for rel in by_name.get(PurePath(name).name, ()):
+                if rel in have or rel in found or not (root / rel).is_file():
+                    continue
+                found.add(rel)
+                try:
+                    todo.append((root / rel).read_text(encoding="utf-8", errors="surrogateescape"))
+                except OSError:  # unreadable: the compile reports it as the original's would
+                    pass
+    return sorted(found)
+
+
 def _included(path: Path, rel: str, text: str, named: Callable[[Path, str, str], set[str]]) -> set[str]:
     """The tree files path's directives name (named: a directive's files), itself aside."""
     return {hit for delimiter, name in includes(text) for hit in named(path, delimiter, name)} - {rel}
@@ -194,15 +224,18 @@ def _declared(chunk: list) -> set[str]:
 
 
 def left_unchanged_group(seeds: dict[str, str], changed: set[str], graph: IncludeGraph,
-                         texts: dict[str, str]) -> dict[str, str]:
+                         texts: dict[str, str], alone: frozenset[str] = frozenset()) -> dict[str, str]:
     """{file: why} of every changed file to leave as it was with the seeds ({file: why}): the
-    fixpoint described in this module's docstring.  texts: the original text of each file."""
+    fixpoint described in this module's docstring.  texts: the original text of each file.
+    alone: files whose original text the compile check found to compile against the rewritten
+    headers it includes (compile_check.Staging.leave_unchanged): those headers stay rewritten for
+    every other file (one file that cannot take the transform does not freeze a shared header)."""
     group = dict(seeds)
     names = {rel: shared_lock_names(texts[rel]) for rel in changed if rel in texts}
     todo = list(seeds)
     while todo:
         rel = todo.pop()
-        linked = [(h, f"included by {rel}, left unchanged") for h in graph.closure(rel)]
+        linked = [] if rel in alone else [(h, f"included by {rel}, left unchanged") for h in graph.closure(rel)]
         if rel in graph.direct and Path(rel).suffix in (".h", ".hpp", ".hh", ".hxx"):
             linked += [(f, f"includes {rel}, left unchanged") for f in graph.includers(rel)]
         mine = names.get(rel) or shared_lock_names(texts.get(rel, ""))

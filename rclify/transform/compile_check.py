@@ -29,7 +29,7 @@ from rclify.transform import rewrite_api
 from rclify.ctext.languages import is_cxx_source, is_header
 from rclify.transform.cxx import cxx_compiles
 from rclify.transform.build_flags import BuildFlags
-from rclify.ctext.includes import IncludeGraph, left_unchanged_group
+from rclify.ctext.includes import IncludeGraph, files_included, left_unchanged_group
 from rclify.transform.kept_posix import KeptPosix
 from rclify.lock_identity.lock_table import LockTable
 from rclify.transform.refusals import Reason
@@ -82,6 +82,11 @@ def error_lines(tree: Path, rel: str, stderr: str) -> dict[tuple[str, int], str]
     return out
 
 
+# gcc's error lines: `file:line:col: error:` and `fatal error:` (a missing include), never a
+# warning or note printed before them (the first line of stderr is often an old warning)
+_ERROR = re.compile(r": (?:fatal )?error: ")
+
+
 def compiles(tree: Path, rel: str, flags: list[str]) -> tuple[bool, str]:
     """gcc -fsyntax-only on tree/rel, with its build flags, the tree's headers and the runtime's."""
     ok, first, _ = _compile(tree, rel, flags)
@@ -91,7 +96,7 @@ def compiles(tree: Path, rel: str, flags: list[str]) -> tuple[bool, str]:
 def _compile(tree: Path, rel: str, flags: list[str]) -> tuple[bool, str, str]:
     """compiles(), with gcc's whole stderr (for error_lines)."""
     proc = _gcc(tree, rel, flags)
-    first = next((line for line in proc.stderr.splitlines() if ": error:" in line), proc.stderr[:300])
+    first = next((line for line in proc.stderr.splitlines() if _ERROR.search(line)), proc.stderr[:300])
     return proc.returncode == 0, first, proc.stderr
 
 
@@ -108,11 +113,12 @@ def _errors_by_function(tree: Path, rel: str, flags: list[str]) -> list[tuple[st
     for line in proc.stderr.splitlines():
         if (m := _IN_FUNCTION.match(line)) is not None:
             function = m.group("name") if m.group("file") == rel else ""
-        elif (m := re.match(rf"{re.escape(rel)}:(\d+):\d+: error: ", line)) is not None:
+        elif (m := re.match(rf"{re.escape(rel)}:(\d+):\d+: (?:fatal )?error: ", line)) is not None:
             out.append((function, int(m.group(1)), line))
         elif re.match(r"[^:\s]+: At top level:", line):
             function = ""
-    return out or [("", 0, proc.stderr[:300])]
+    first = next((line for line in proc.stderr.splitlines() if _ERROR.search(line)), proc.stderr[:300])
+    return out or [("", 0, first)]
 
 
 @dataclass
@@ -171,6 +177,7 @@ class Staging:
                 _write(target, rendered[path])
             else:
                 shutil.copy2(path, target)
+        self._stage_included(files)
         root, config = self.root, self.config_path
         self.config = self.dir / config.relative_to(root) if config.is_relative_to(root) else config
         new_texts = self._rewrite([self.dir / rel_of(p) for p in files])
@@ -189,6 +196,17 @@ class Staging:
         self.extracted_in = {rel_of(p) for p in rendered}
         self._verify_headers(changed, self.extracted_in)
         return changed
+
+    def _stage_included(self, files: list[Path]) -> None:
+        """Copies into the staging copy every other file of the tree that the sources include
+        (includes.files_included): a `.inc`, `.incl` or `.def` file, a header of a directory
+        left out of the transform.  Without them a unit that includes one fails in the copy
+        alone, and the file (and, before, every file sharing its headers) was left unchanged."""
+        texts = {self.tree.rel(p): self.tree.text(p) for p in files}
+        for rel in files_included(self.root, texts, set(texts)):
+            target = self.dir / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(self.root / rel, target)
 
     def _rewrite(self, paths: list[Path]) -> dict[Path, str]:
         result = rewrite_api.rewrite_api(self.dir, paths, self.table.sites, self.config, self.jobs, kept=self.kept,
@@ -324,21 +342,49 @@ class Staging:
                       "extracted")
 
     def leave_unchanged(self, broken: dict[str, str], changed: dict[str, str]) -> None:
-        """Every file that does not compile after the rewrite, with every changed file that must then
-        stay as it is too (includes.left_unchanged_group), is left as it was; their regions report
-        file-left-unchanged."""
+        """Every file that does not compile after the rewrite is left as it was, with every changed
+        file that must then stay as it is too (includes.left_unchanged_group); their regions report
+        file-left-unchanged.  A broken file whose original text compiles against the rewritten
+        headers it includes is left unchanged alone: those headers stay rewritten for the files that
+        compile with them.  Checked again once the group is staged (a header it froze for another
+        file is back as it was), until no such file fails: the group only grows."""
         graph = self.graph
         texts = {rel: self.tree.text(rel) for rel in set(changed) | set(broken)}
         seeds = {rel: f"does not compile after the rewrite: {error}" for rel, error in broken.items()}
-        group = left_unchanged_group(seeds, set(changed) | set(broken), graph, texts)
+        for rel in broken:
+            _write(self.dir / rel, texts[rel])
+        alone = {rel for rel in broken if self._compiles_as_original(rel)}
+        while True:
+            group = left_unchanged_group(seeds, set(changed) | set(broken), graph, texts, frozenset(alone))
+            for rel in group:
+                _write(self.dir / rel, texts[rel])
+            failing = {rel for rel in alone if not self._compiles_as_original(rel)}
+            if not failing:
+                break
+            alone -= failing
         for rel, why in sorted(group.items()):
             changed.pop(rel, None)
-            _write(self.dir / rel, texts[rel])
+            if rel in alone:
+                why += " (alone: it compiles unchanged with the rewritten headers it includes, which stay rewritten)"
             self.outcome.unchanged[rel] = why
             for region in self.outcome.regions:
                 if region.file == rel:
                     region.leave_hybrid(Reason.FILE_LEFT_UNCHANGED, why)
             self.progress(f"warning: {rel}: {why}; file left unchanged")
+
+    def _compiles_as_original(self, rel: str) -> bool:
+        """Does rel, staged with its original text, compile against the staged headers as well as
+        it does in the tree: without errors, or (an original that fails with these flags) with no
+        error the original lacks?"""
+        if is_header(rel):
+            return False  # compiled only through its includers
+        ok, _, stderr = self._compiles(rel, self.dir)
+        if ok:
+            return True
+        original_ok, _, original_stderr = self._compiles(rel, self.root)
+        if original_ok or is_cxx_source(rel):
+            return False
+        return not set(error_lines(self.dir, rel, stderr)) - set(error_lines(self.root, rel, original_stderr))
 
     def api_rewrite_alone(self, rel: str, error: str, changed: dict[str, str]) -> bool:
         """Stages the original text with the API rewrite only; says whether that compiles (then its
