@@ -9,7 +9,9 @@ from the section's text (docs/transform.md, "Extraction"):
     pointer) may be written through that pointer, by a function the section calls or by another
     thread, while the section runs: it must be reached through its address;
   - one declared in the region whose address is taken may be used through that address after
-    the section (`p = buf;` ... unlock; `puts(p)`): its storage must outlive the section.
+    the section (`p = buf;` ... unlock; `puts(p)`): its storage must outlive the section;
+  - so may a compound literal whose address is taken (`keep = &(struct rec){ ... }`, or an array
+    literal decaying to a pointer): addressed_literals() says which (lifetimes.py).
 """
 
 import clang.cindex as ci
@@ -27,24 +29,36 @@ _UNEVALUATED = (K.CXX_UNARY_EXPR,)
 def address_taken(function: ci.Cursor) -> set[int]:
     """The hashes of the function's local variables and parameters whose address may be taken
     anywhere in it (a cursor's .hash, as function_locals.Declarations keys them)."""
-    taken: set[int] = set()
+    return {root.referenced.hash for root in _addressed(function) if root.kind == K.DECL_REF_EXPR}
+
+
+def addressed_literals(node: ci.Cursor) -> set[int]:
+    """The start offsets of the compound literals under node whose address may be taken: `&(T){..}`,
+    `&(T){..}.f`, an array literal or an array member of one used as a value (it decays)."""
+    return {root.extent.start.offset for root in _addressed(node) if root.kind == K.COMPOUND_LITERAL_EXPR}
+
+
+def _addressed(top: ci.Cursor) -> list[ci.Cursor]:
+    """The roots (a DECL_REF_EXPR of a local or parameter, a COMPOUND_LITERAL_EXPR) of the
+    lvalues under top whose address is taken."""
+    roots: list[ci.Cursor] = []
 
     def visit(node: ci.Cursor, subscripted: bool) -> None:
         if node.kind in _UNEVALUATED:
             return
         children = child_nodes(node)
         if node.kind == K.UNARY_OPERATOR and children and _is_address_of(node, children[0]):
-            _mark(children[0], taken)
-        elif node.kind in (K.DECL_REF_EXPR, K.MEMBER_REF_EXPR) and not subscripted \
+            _mark(children[0], roots)
+        elif node.kind in (K.DECL_REF_EXPR, K.MEMBER_REF_EXPR, K.COMPOUND_LITERAL_EXPR) and not subscripted \
                 and node.type.get_canonical().kind in _ARRAYS and not _array_parameter(node):
-            _mark(node, taken)  # an array used as a value decays to a pointer to it
+            _mark(node, roots)  # an array used as a value decays to a pointer to it
         for i, child in enumerate(children):
             # `a[i]` reads or writes an element: the array's address goes nowhere
             visit(child, node.kind == K.ARRAY_SUBSCRIPT_EXPR and i == 0
                   or subscripted and node.kind in _TRANSPARENT)
 
-    visit(function, False)
-    return taken
+    visit(top, False)
+    return roots
 
 
 def _is_address_of(node: ci.Cursor, operand: ci.Cursor) -> bool:
@@ -55,9 +69,10 @@ def _is_address_of(node: ci.Cursor, operand: ci.Cursor) -> bool:
         and result != operand.type.get_canonical()
 
 
-def _mark(expr: ci.Cursor, taken: set[int]) -> None:
-    """The variable at the root of an lvalue: x in `x`, `(x)`, `x.f.g`, `x[i]` (x an array);
-    nothing for `p->f` or `p[i]` (p a pointer: what it points to is not a local of ours)."""
+def _mark(expr: ci.Cursor, roots: list[ci.Cursor]) -> None:
+    """The object at the root of an lvalue: x in `x`, `(x)`, `x.f.g`, `x[i]` (x an array), the
+    literal in `(T){..}.f`; nothing for `p->f` or `p[i]` (p a pointer: what it points to is not a
+    local of ours)."""
     node = expr
     while True:
         if node.kind in _TRANSPARENT or node.kind == K.CSTYLE_CAST_EXPR:
@@ -78,7 +93,10 @@ def _mark(expr: ci.Cursor, taken: set[int]) -> None:
         elif node.kind == K.DECL_REF_EXPR:
             target = node.referenced
             if target is not None and target.kind in (K.VAR_DECL, K.PARM_DECL):
-                taken.add(target.hash)
+                roots.append(node)
+            return
+        elif node.kind == K.COMPOUND_LITERAL_EXPR:
+            roots.append(node)
             return
         else:
             return

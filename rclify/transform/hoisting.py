@@ -16,6 +16,7 @@ from rclify.ctext.cparse import ParsedFile
 from rclify.ctext.cursors import child_nodes, preorder
 from rclify.ctext.declarator import declarator
 from rclify.ctext.tokens import identifiers_used, top_level_split
+from rclify.transform import lifetimes
 from rclify.transform.function_locals import Declarations, FunctionDecls
 from rclify.transform.refusals import Reason, Refusal
 from rclify.transform.regions import Region
@@ -36,6 +37,11 @@ class Hoist:
 
     @staticmethod
     def of(parsed: ParsedFile, stmt: ci.Cursor, variables: list[ci.Cursor]) -> "Hoist":
+        start, end = stmt.extent.start.offset, stmt.extent.end.offset
+        if variables and all(v.storage_class == ci.StorageClass.STATIC for v in variables):
+            # static storage, initialised once before the program runs: the declaration moves
+            # whole, as written, and the section has nothing to assign
+            return Hoist(start, end, parsed.text(start, end).strip(), ";", variables)
         declarations, assignments = [], []
         for var in variables:
             typ = var.type
@@ -47,7 +53,8 @@ class Hoist:
             init = _initializer(parsed, var)
             if kind == T.CONSTANTARRAY and init:  # an array cannot be assigned
                 raise Refusal(Reason.HOIST_NOT_SIMPLE)
-            declaration = declarator(without_top_const(typ), var.spelling)
+            # its attributes kept: a cleanup runs where its block ends, an alignment holds
+            declaration = " ".join(lifetimes.attributes(parsed, var) + [declarator(without_top_const(typ), var.spelling)])
             declarations.append(declaration + ";")
             if init:
                 value = parsed.text(init[-1].extent.start.offset, init[-1].extent.end.offset)
@@ -57,8 +64,7 @@ class Hoist:
                     # `struct probe pr = { &found, k };` -> `pr = (struct probe){ &found, k };`
                     value = f"({without_top_const(typ)}){value}"
                 assignments.append(f"{var.spelling} = {value};")
-        return Hoist(stmt.extent.start.offset, stmt.extent.end.offset, " ".join(declarations),
-                      " ".join(assignments) or ";", variables)
+        return Hoist(start, end, " ".join(declarations), " ".join(assignments) or ";", variables)
 
 
 def _initializer(parsed: ParsedFile, var: ci.Cursor) -> list[ci.Cursor]:
@@ -135,6 +141,24 @@ def _outlives_section(parsed: ParsedFile, region: Region, block: ci.Cursor, star
     return bool(after[:-1].strip() if region.later[1] == region.compound.extent.end.offset else after)
 
 
+def _cleanup_after_section(parsed: ParsedFile, region: Region, block: ci.Cursor, start: int,
+                           declared: list[ci.Cursor]) -> bool:
+    """Must a cleanup local declared in the region (at start, in block) be hoisted, so that its
+    cleanup runs where its block ends in the caller, after the unlock (lifetimes.py)?  When the
+    section may return while it is in scope.  Refused (Reason.CLEANUP_LOCAL) where the hoist
+    cannot keep that point: a block nested in the section (the hoist would be declared in the
+    home block), or a declaration after a point where the section returns early (the hoisted
+    cleanup would run on a variable the section never set)."""
+    if not any(lifetimes.has_cleanup(parsed, c) for c in declared):
+        return False
+    if not (lifetimes.goes_on(region, block) or lifetimes.returns_while_alive(region, block, start)):
+        return False  # its block ends in the section, which cannot return before: as before
+    hoistable = block == region.home or (region.open_block is not None and block == region.open_block)
+    if not hoistable or any(region.lock_end <= at < start for at in lifetimes.early_returns(region)):
+        raise Refusal(Reason.CLEANUP_LOCAL)
+    return True
+
+
 def hoists(parsed: ParsedFile, region: Region, decls: Declarations) -> list[Hoist]:
     """Variables declared in the region and used after it: in the rest of the region's block,
     or in the tail of an exit that follows them in their own block; and those live across a
@@ -161,7 +185,8 @@ def hoists(parsed: ParsedFile, region: Region, decls: Declarations) -> list[Hois
                 later.append(parsed.text(region.end, block.extent.end.offset))
             declared = [c for c in child_nodes(stmt) if c.kind == K.VAR_DECL]
             if {c.spelling for c in declared} & identifiers_used(" ".join(later)) \
-                    or _outlives_section(parsed, region, block, start, declared, function_decls):
+                    or _outlives_section(parsed, region, block, start, declared, function_decls) \
+                    or _cleanup_after_section(parsed, region, block, start, declared):
                 hoists.append(Hoist.of(parsed, stmt, declared))
                 continue
             if not any(c.hash in across for c in declared):

@@ -69,7 +69,7 @@ def expanded_section(parsed: ParsedFile, vocab: Vocabulary, function: ci.Cursor,
     if found is None:
         return None
     _, params, body = found
-    args = _arguments_of(parsed.text(start, end), invocation.spelling)
+    args = arguments_of(parsed.text(start, end), invocation.spelling)
     if args is None:
         return None
     expansion = substitute(body, params, args, parenthesize=False) if args or params else body
@@ -120,7 +120,7 @@ def _is_guard_of(line: str, data: bytes) -> bool:
     return m is not None and re.search(rb"^\s*#\s*define\s+" + m.group(1).encode() + rb"\b", data, re.M) is not None
 
 
-def _arguments_of(text: str, name: str) -> list[str] | None:
+def arguments_of(text: str, name: str) -> list[str] | None:
     """The invocation's arguments, as written: `NAME(a, b)` or `NAME` ([]), with an optional `;`
     after it."""
     tokens = tokenize(text)

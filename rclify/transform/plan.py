@@ -3,7 +3,8 @@
 Decisions only, no C text generated here (render.py writes it): for a region,
   - captures(): the caller's locals the section uses, by value when they are scalars the section
     only reads, by reference otherwise (writes, address taken, arrays, structs, macro arguments);
-    refused when a macro expanded in the region names a local the section's text cannot reach;
+    refused when a macro expanded in the region names a local the section's text cannot reach,
+    or stringizes or pastes one given as its argument (macro_arguments.py);
   - check_unlock_effects(): whether an unlock's side effect (`unlock(&slots[i++].m)`) may run in
     the caller, after the section.
 The plan's other decisions have modules of their own: hoisting.py (hoists(): variables declared
@@ -23,6 +24,7 @@ from rclify.ctext.cursors import offsets, preorder
 from rclify.ctext.declarator import declarator
 from rclify.ctext.preprocessor import guards_at, other_branches
 from rclify.ctext.tokens import identifiers_used, tokenize
+from rclify.transform import macro_arguments
 from rclify.transform.function_locals import Declarations, FunctionDecls
 from rclify.transform.hoisting import without_top_const
 from rclify.transform.refusals import Reason, Refusal
@@ -69,6 +71,9 @@ def captures(parsed: ParsedFile, decls: Declarations, region: Region, body: str,
             or _may_change_unnamed(visible, decls)
         captures.append(_capture(parsed, region, name, visible, body, hoisted=name in hoisted,
                                  written_elsewhere=written_elsewhere))
+    if macro_arguments.spelled(parsed, region, {c.name for c in captures}):
+        # `print(lu4)` for `#define print(x) print_(#x, &x)`: renamed, it would print another name
+        raise Refusal(Reason.MACRO_SPELLS_LOCAL)
     return captures
 
 

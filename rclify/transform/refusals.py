@@ -48,6 +48,9 @@ class Reason(StrEnum):
     FRAME_ADDRESS = "frame-address"
     UNLOCK_SIDE_EFFECT = "unlock-side-effect"
     LOCK_UNDER_CONDITION = "lock-under-condition"
+    COMPOUND_LITERAL_OUTLIVES_SECTION = "compound-literal-outlives-section"
+    CLEANUP_LOCAL = "cleanup-local"
+    MACRO_SPELLS_LOCAL = "macro-spells-local"
 
 
 WHY = {
@@ -116,6 +119,16 @@ WHY = {
                                  "writes, declares or takes the address of what c reads, or waits on a condvar), or "
                                  "around an exit or an unlock of its own: the call site would decide once what the "
                                  "original decides twice",
+    Reason.COMPOUND_LITERAL_OUTLIVES_SECTION: "a compound literal created in the section whose address may be used "
+                                              "after it (`keep = &(struct rec){ ... };`, its block goes on after "
+                                              "the unlock): its storage would be the section's frame, gone when "
+                                              "the section returns",
+    Reason.CLEANUP_LOCAL: "a __attribute__((cleanup)) local of the section whose block is left after an early "
+                          "unlock, a window or a run of the section's loop, or declared after such a point: its "
+                          "cleanup would run under the lock, before the unlock, or on a variable never set",
+    Reason.MACRO_SPELLS_LOCAL: "a local of the caller is passed to a macro that stringizes (#) or pastes (##) that "
+                               "argument (`print(x)` for `#define print(x) print_(#x, &x)`): renamed for the "
+                               "section, its spelling would change",
 }
 
 REASONS = {reason.value: WHY[reason] for reason in Reason}  # key -> sentence, as the report shows

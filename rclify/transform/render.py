@@ -19,7 +19,7 @@ from rclify.ctext.declarator import declarator
 from rclify.ctext.preprocessor import guards_at
 from rclify.ctext.tokens import identifiers_used, rename_identifiers, tokenize
 from rclify.templates import templates
-from rclify.transform import enclosing_function, frame_bound, hoisting, placement, plan, wrapper_accessors
+from rclify.transform import enclosing_function, frame_bound, hoisting, lifetimes, placement, plan, wrapper_accessors
 from rclify.lock_config import SectionOverride
 from rclify.transform.function_locals import Declarations
 from rclify.transform.hoisting import Hoist
@@ -131,6 +131,7 @@ class FileRenderer:
         """The call site that replaces the region; its section's struct and function go to
         self.functions.  Each idiom's part is its shape's (shapes/)."""
         frame_bound.check(region)
+        lifetimes.check_literals(region)
         plan.check_unlock_effects(region, self._decls)
         writing = self._writing(region)
         body = self._section_body(writing)
