@@ -33,6 +33,14 @@ def add_parser(sub):
     p.add_argument("-p", dest="database", type=Path, metavar="DIR",
                    help="directory of the build's compile_commands.json (default: the tree's root or "
                         "build/, else CMake or ./configure run in a scratch copy, else a guess)")
+    p.add_argument("--exclude", action="append", default=[], metavar="PATH",
+                   help="leave this directory or file alone (relative to SRC; repeatable; also `exclude = [...]` "
+                        "in the [transform] table of SRC/rclify.toml): not analysed, not rewritten, its lock calls "
+                        "reported as left alone")
+    p.add_argument("--include-vendored", action="store_true",
+                   help="transform vendored directories too (deps/*, third_party/*, vendor/*, 3rdparty/*, git "
+                        "submodules, nested projects with their own build and licence), which are left alone by "
+                        "default")
     return p
 
 
@@ -41,6 +49,8 @@ def run(args) -> int:
         src=args.src, output=args.output, config=args.config, dry_run=args.dry_run or args.check,
         report=args.report, jobs=args.jobs, cflags=args.passthrough, quiet=args.quiet,
         database=args.database, configure=args.configure,
+        exclude=[os.path.relpath(e, args.src.resolve()) if os.path.isabs(e) else e for e in args.exclude],  # as in rclify.toml
+        include_vendored=args.include_vendored,
     )
     outcome = transform_tree.run(options)
     if outcome.already_transformed:
@@ -72,6 +82,8 @@ def run(args) -> int:
         print(f"  warning: spatch could not parse all of {rel}: {error}")
     for rel, error in sorted(outcome.unchanged.items()):
         print(f"  left unchanged: {rel}: {error}")
+    for path, why in sorted(outcome.excluded.items()):
+        print(f"  left alone: {path} ({why})")
     not_handled = ", ".join(f"{api}_* {n} call site{'s' if n != 1 else ''}" for api, n in s["not_handled"].items() if n)
     if not_handled:
         print(f"  not handled (left as pthread calls, no lock_config.h entry): {not_handled}")

@@ -37,6 +37,7 @@ LEFT_ALONE = {
     "not-seen-by-libclang": "seen by spatch only: in an #if branch this configuration does not compile, "
                             "or in code libclang could not parse",
     "not-analysed": "in a file the analysis does not read (a header no analysed C file includes)",
+    "excluded": "in a file the transform leaves alone: vendored, or named by --exclude (exclusions.py)",
 }
 
 

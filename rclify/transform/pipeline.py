@@ -38,7 +38,7 @@ from rclify.ctext.cparse import ParsedFile
 from rclify.ctext.cursors import preorder
 from rclify.errors import UsageError
 from rclify.progress import Progress
-from rclify.transform import build_flags, call_sites, header_sections
+from rclify.transform import build_flags, call_sites, exclusions, header_sections
 from rclify.transform.analyse import Analysis, analyse, complete_call_graph, regions_of
 from rclify.ctext.languages import is_cxx
 from rclify.transform.cxx import cxx_regions
@@ -69,16 +69,19 @@ class Options:
     quiet: bool = False
     database: Path | None = None  # -p: where compile_commands.json is
     configure: bool = False  # a dry run runs the tree's build scripts for its flags (build_flags/)
+    exclude: list[str] = field(default_factory=list)  # --exclude: paths left alone (exclusions.py)
+    include_vendored: bool = False  # vendored directories transformed too
 
 
 def analyse_tree(tree: SourceTree, config_path: Path, options: Options, progress: Progress,
                  shown: Path | None = None) -> Outcome:
     """Every step short of writing: the Outcome, with `changed` the new text of each file.
     shown: the tree's name in progress lines (its root may be a staging copy of it)."""
-    root, files = tree.root, tree.files
     spatch.check_version()
-    outcome = Outcome(root)
-    outcome.files_scanned = len(files)
+    outcome = Outcome(tree.root)
+    outcome.files_scanned = len(tree.files)
+    tree, left_out = _leave_alone(tree, options, outcome, progress)
+    root, files = tree.root, tree.files
     cxx = sum(map(is_cxx, files))
     progress(f"{len(files) - cxx} C files{f' and {cxx} C++ files' if cxx else ''} under {shown or root}")
 
@@ -127,6 +130,7 @@ def analyse_tree(tree: SourceTree, config_path: Path, options: Options, progress
                 _use_own_static_wrappers(tree.rel(path), found, analysis.vocab)
             rendered, index, rerender = _extract(tree, sources, analysis, regions, outcome, state, overrides)
             _call_sites(tree, sources, analysis, regions, index, discovery, outcome)
+            outcome.call_sites += exclusions.call_sites(tree, [f for fs in left_out.values() for f in fs])
             outcome.regions += cxx_regions(tree, flags.for_file, analysis.vocab, options.jobs,
                                            outcome.failures)  # listed, hybrid: c++-source
         progress(f"extracted {sum(r.extracted for r in outcome.regions)} of "
@@ -151,6 +155,19 @@ def analyse_tree(tree: SourceTree, config_path: Path, options: Options, progress
         for cleanup in cleanups:
             cleanup()
     return outcome
+
+
+def _leave_alone(tree: SourceTree, options: Options, outcome: Outcome, progress: Progress
+                 ) -> tuple[SourceTree, dict[str, list[str]]]:
+    """The tree without what the transform leaves alone (exclusions.py: --exclude, rclify.toml,
+    vendored directories), and {excluded path: its source files}; each path in the outcome."""
+    excluded = exclusions.find(tree.root, options.exclude, options.include_vendored)
+    kept, left_out = exclusions.split(tree, excluded)
+    for e in excluded:
+        if e.path in left_out:
+            outcome.excluded[e.path] = e.why
+            progress(f"left alone: {e.path} ({e.why})")
+    return kept, left_out
 
 
 _REGION_ROUNDS = 3  # renderings of a file, each without more failing regions, before its API rewrite alone

@@ -25,6 +25,7 @@ class Outcome:
     wrappers: list[dict] = field(default_factory=list)
     failures: dict[str, str] = field(default_factory=dict)  # parse errors (file: first error)
     unchanged: dict[str, str] = field(default_factory=dict)  # files left as they were, and why
+    excluded: dict[str, str] = field(default_factory=dict)  # paths left alone (exclusions.py), and why
     stubbed_headers: list[str] = field(default_factory=list)
     api_errors: list[str] = field(default_factory=list)  # calls the runtime has no equivalent for
     api_notes: list[str] = field(default_factory=list)
@@ -76,6 +77,7 @@ def report_json(outcome: Outcome) -> dict:
         "wrappers": outcome.wrappers,
         "parse_failures": dict(sorted(outcome.failures.items())),
         "files_left_unchanged": outcome.unchanged,
+        "left_alone": outcome.excluded,
         "stubbed_headers": outcome.stubbed_headers,
         "api_errors": outcome.api_errors,
         "api_notes": outcome.api_notes,
