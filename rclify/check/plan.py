@@ -280,9 +280,12 @@ def write_config(tree: Path, plan: Plan) -> Path:
 
 
 def command_tools(command: str) -> list[str]:
-    """The programs a shell command starts: the first word of each simple command (best effort)."""
-    tools = []
-    for segment in re.split(r"&&|\|\||[;|()]", command):
+    """The programs a shell command starts: the first word of each simple command, those of its
+    command substitutions ($(...), `...`) included, which are no command of their own outside
+    (`x-$(echo a).log` is one word) (best effort)."""
+    outer, inner = _substitutions(command)
+    tools = [tool for sub in inner for tool in command_tools(sub)]
+    for segment in re.split(r"&&|\|\||[;|()]", outer):
         try:
             words = shlex.split(segment)
         except ValueError:
@@ -292,6 +295,39 @@ def command_tools(command: str) -> list[str]:
         if words and "/" not in words[0] and "$" not in words[0] and words[0] not in _SHELL_WORDS:
             tools.append(words[0])
     return tools
+
+
+def _substitutions(command: str) -> tuple[str, list[str]]:
+    """command with each command substitution ($(...), `...`) and arithmetic expansion ($((...)))
+    replaced by the word `$_`, and the commands those substitutions run (nested ones inside them);
+    the shell's operators inside quotes made plain characters (`echo "a (b)"` starts no `b`)."""
+    outer, inner, i, quote = [], [], 0, ""
+    while i < len(command):
+        char = command[i]
+        if command.startswith("$(", i) and quote != "'":
+            depth, j = 0, i + 1
+            while j < len(command):
+                depth += (command[j] == "(") - (command[j] == ")")
+                if depth == 0:
+                    break
+                j += 1
+            if not command.startswith("$((", i):
+                inner.append(command[i + 2:j])
+            outer.append("$_")
+            i = j + 1
+            continue
+        if char == "`" and quote != "'":
+            j = command.find("`", i + 1)
+            j = len(command) if j < 0 else j
+            inner.append(command[i + 1:j])
+            outer.append("$_")
+            i = j + 1
+            continue
+        if char in "'\"" and quote in ("", char):
+            quote = "" if quote else char
+        outer.append("_" if quote and char in "();|&" else char)
+        i += 1
+    return "".join(outer), inner
 
 
 _SHELL_WORDS = {"cd", "test", "[", "true", "false", "echo", "exit", "export", "set", "if", "then", "else",

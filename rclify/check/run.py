@@ -230,14 +230,30 @@ def runtime_fingerprint(flags: tuple[list[str], list[str]]) -> str:
     return digest.hexdigest()
 
 
+# The variables a makefile compiles and links with: the runtime's flags appended to each.
+# CPPFLAGS too: a dependency step (`$(CC) -MM $(CPPFLAGS) *.c`) must find rclify.h as well.
+_MAKE_VARIABLES = (("CFLAGS", "RCLIFY_CFLAGS"), ("CPPFLAGS", "RCLIFY_CFLAGS"), ("LDLIBS", "RCLIFY_LIBS"),
+                   ("LIBS", "RCLIFY_LIBS"))
+
+
 def _environment(flags, jobs: int, state: Path) -> dict:
     cflags, libs = (" ".join(f) for f in flags)
     state.mkdir(parents=True, exist_ok=True)
-    fragment = state / "flags.mk"
+    fragment, submake = state / "flags.mk", state / "submake.mk"
     fragment.write_text(
         "# rclify check: read after the program's own makefile (make -f Makefile -f this); `override`\n"
         "# appends to a variable the makefile set with override too (fio: override CFLAGS := ...)\n"
-        "override CFLAGS += $(RCLIFY_CFLAGS)\noverride LDLIBS += $(RCLIFY_LIBS)\noverride LIBS += $(RCLIFY_LIBS)\n"
+        + "".join(f"override {var} += $({value})\n" for var, value in _MAKE_VARIABLES)
+        + "# a sub-make (`cd src && $(MAKE)`) reads no -f of ours: each make reads MAKEFILES' files first\n"
+        f"export MAKEFILES := {submake}\n"
+    )
+    submake.write_text(
+        "# rclify check: read first by every sub-make of a build run with flags.mk (MAKEFILES).  Read\n"
+        "# before the makefile, so appended per target, when its recipe runs (the makefile's own value\n"
+        "# then set); private: not once more for each prerequisite (librclify.o twice does not link)\n"
+        "ifneq ($(MAKELEVEL),0)\n"
+        + "".join(f"%: private override {var} += $({value})\n" for var, value in _MAKE_VARIABLES)
+        + "endif\n"
     )
     env = dict(os.environ)
     env.pop("RCLIFY_LOCKS", None)  # the build runs without an override; each test run sets its own
