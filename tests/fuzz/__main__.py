@@ -10,11 +10,14 @@ from pathlib import Path
 
 from tests.fuzz.campaign import ALGORITHMS, Options, run_campaign
 from tests.fuzz.generator import FEATURES, KNOWN_BUGS
+from tests.fuzz.torture import SuiteMissing
 
 # The fixed-seed campaign of the test command (tests/test_fuzz_campaign.py).
 FIXED = dict(seed=2211, programs=60, batch=30, csmith_share=0.3)
 # Known bugs' features, left out of the fixed campaign until fixed (none now); the long mode keeps them.
 FIXED_DISABLED = frozenset(KNOWN_BUGS)
+# The fixed-seed sample of GCC's torture programs in the test command (one batch: one transform).
+TORTURE_SAMPLE = dict(seed=3535, programs=80, batch=80, csmith_share=0.0, torture_share=1.0)
 
 
 def parse(argv=None) -> argparse.Namespace:
@@ -25,9 +28,12 @@ def parse(argv=None) -> argparse.Namespace:
     ap.add_argument("--hours", type=float, help="the budget in hours")
     ap.add_argument("--batch", type=int, default=40, help="programs per transform run")
     ap.add_argument("--csmith-share", type=float, default=0.3, help="share of Csmith programs (0..1)")
+    ap.add_argument("--torture-share", type=float, default=0.0,
+                    help="share of GCC torture programs with regions inserted (0..1; csmith + torture <= 1)")
     ap.add_argument("--algorithms", default=",".join(ALGORITHMS))
     ap.add_argument("--disable", default="", help=f"features never generated, comma-separated: {', '.join(FEATURES)}")
     ap.add_argument("--fixed", action="store_true", help="the test command's fixed campaign (known bugs disabled)")
+    ap.add_argument("--torture-sample", action="store_true", help="the test command's fixed torture sample")
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--work", type=Path, default=None)
     ap.add_argument("--reduce", action="store_true", help="reduce differences with cvise into tests/fuzz/findings/")
@@ -46,7 +52,10 @@ def options(args: argparse.Namespace) -> Options:
     unknown = disabled - set(FEATURES)
     if unknown:
         raise SystemExit(f"unknown features: {', '.join(sorted(unknown))}")
+    if not (0 <= args.csmith_share and 0 <= args.torture_share and args.csmith_share + args.torture_share <= 1):
+        raise SystemExit("--csmith-share and --torture-share: each 0..1, together at most 1")
     opts = Options(seed=args.seed, programs=args.programs, batch=args.batch, csmith_share=args.csmith_share,
+                   torture_share=args.torture_share,
                    algorithms=tuple(a for a in args.algorithms.split(",") if a), disabled=frozenset(disabled),
                    jobs=args.jobs, reduce=args.reduce, reduce_minutes=args.reduce_minutes,
                    max_reductions=args.max_reductions, keep=args.keep)
@@ -54,6 +63,9 @@ def options(args: argparse.Namespace) -> Options:
         for key, value in FIXED.items():
             setattr(opts, key, value)
         opts.disabled = FIXED_DISABLED | opts.disabled
+    if args.torture_sample:
+        for key, value in TORTURE_SAMPLE.items():
+            setattr(opts, key, value)
     if args.hours is not None:
         opts.budget = args.hours * 3600
     if args.budget is not None:
@@ -71,9 +83,13 @@ def main(argv=None) -> int:
         os.nice(args.nice)
     opts = options(args)
     print(f"campaign: seed {opts.seed}, {'budget %.0fs' % opts.budget if opts.budget else '%d programs' % opts.programs}, "
-          f"batches of {opts.batch}, csmith share {opts.csmith_share}, algorithms {','.join(opts.algorithms)}, "
+          f"batches of {opts.batch}, csmith share {opts.csmith_share}, torture share {opts.torture_share}, algorithms {','.join(opts.algorithms)}, "
           f"disabled: {','.join(sorted(opts.disabled)) or 'none'}", flush=True)
-    stats = run_campaign(opts, log=lambda s: print(s, flush=True))
+    try:
+        stats = run_campaign(opts, log=lambda s: print(s, flush=True))
+    except SuiteMissing as err:
+        print(f"python -m tests.fuzz: the torture suite: {err}", file=sys.stderr)
+        return 2
     summary = stats.summary()
     summary["seed"] = opts.seed
     summary["disabled"] = sorted(opts.disabled)

@@ -1,8 +1,10 @@
 """A campaign: batches of generated programs, each batch transformed by one rclify run.
 
-For each batch: generate programs (each in its own folder of one tree), build and run each original
-twice (a program that does not compile, fails, times out or prints two different things is
-discarded and counted: a generator bug), write a compile_commands.json so the analysis uses our
+For each batch: generate programs (each in its own folder of one tree: the own generator's, Csmith's
+or a GCC torture program's, torture.py), build and run each original twice (a program that does
+not compile, fails, times out or prints two different things is discarded and counted: a generator
+bug; a torture program is run as the suite wrote it, then with its regions inserted, and discarded
+when either fails or the two differ), write a compile_commands.json so the analysis uses our
 flags, transform the tree once (`rclify transform TREE --output OUT --report r.json`), build each
 transformed program against the runtime (`rclify flags`), run it under each algorithm
 (`RCLIFY_LOCKS='*=ALG'`, with a timeout: a hang is a finding) and compare stdout and exit status.
@@ -22,7 +24,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tests.fuzz import csmith_locks, generator
+from tests.fuzz import csmith_locks, generator, torture
 
 REPO = Path(__file__).resolve().parents[2]
 ALGORITHMS = ("posix", "rcl", "ccsynch", "mcs", "fc")
@@ -35,6 +37,7 @@ class Options:
     programs: int = 100  # ignored when budget is set: batches run until it is spent
     batch: int = 40
     csmith_share: float = 0.3
+    torture_share: float = 0.0  # GCC's torture programs (torture.py); the rest is the own generator's
     algorithms: tuple[str, ...] = ALGORITHMS
     disabled: frozenset[str] = frozenset()
     work: Path = REPO / "tests" / "fuzz" / "work"
@@ -55,7 +58,7 @@ class Options:
 @dataclass
 class Prog:
     name: str
-    source: str  # gen | csmith
+    source: str  # gen | csmith | torture
     origin: dict  # how to regenerate it
     features: set[str] = field(default_factory=set)
     expected: tuple[str, int] | None = None
@@ -67,6 +70,7 @@ class Prog:
     results: dict = field(default_factory=dict)  # alg -> (stdout, rc) or "timeout"
     differences: list = field(default_factory=list)  # (alg, expected, got)
     build_failed: str = ""
+    pristine: Path | None = None  # a torture program as the suite wrote it: the reference
 
 
 @dataclass
@@ -86,6 +90,10 @@ class Stats:
     by_source: Counter = field(default_factory=Counter)
     features: Counter = field(default_factory=Counter)
     findings: list = field(default_factory=list)
+    regions_by_source: Counter = field(default_factory=Counter)
+    extracted_by_source: Counter = field(default_factory=Counter)
+    suite: dict = field(default_factory=dict)  # the torture suite: name, candidates, skipped by reason
+    torture_programs: set = field(default_factory=set)  # distinct torture programs drawn
 
     @property
     def extraction_rate(self) -> float:
@@ -98,7 +106,11 @@ class Stats:
                 "differences": len(self.differences), "transform_failures": self.transform_failures,
                 "transformed_build_failures": len(self.transformed_build_failures), "runs": self.runs,
                 "batches": self.batches, "seconds": round(self.seconds, 1),
-                "features": dict(self.features.most_common()), "findings": self.findings}
+                "features": dict(self.features.most_common()), "findings": self.findings,
+                "regions_by_source": dict(self.regions_by_source),
+                "extracted_by_source": dict(self.extracted_by_source),
+                **({"torture": dict(self.suite, programs=len(self.torture_programs),
+                                    variants=self.by_source["torture"])} if self.suite else {})}
 
 
 def rclify_env(root: Path = REPO) -> dict:
@@ -116,7 +128,14 @@ def rclify_flags(root: Path = REPO) -> tuple[list[str], list[str]]:
 def make_program(rng: random.Random, name: str, opts: Options, tree: Path) -> Prog:
     d = tree / name
     d.mkdir(parents=True)
-    if rng.random() < opts.csmith_share:
+    draw = rng.random()
+    if draw < opts.torture_share:
+        origin = torture.make_variant(torture.ensure_suite(), random.Random(rng.getrandbits(48)), d,
+                                      tree.parent / "pristine" / name)
+        p = Prog(name, "torture", origin, {"torture"}, pristine=tree.parent / "pristine" / name)
+        p.discarded = origin.get("discarded", "")
+        return p
+    if draw < opts.torture_share + opts.csmith_share:
         seed, ins = rng.getrandbits(31), rng.getrandbits(48)
         origin = {"csmith_seed": seed, "insert_seed": ins, "options": csmith_locks.CSMITH_OPTIONS}
         path = d / "cs.c"
@@ -148,26 +167,48 @@ def run(binary: Path, timeout: float, env: dict | None = None) -> tuple[str, int
 
 
 def check_original(p: Prog, tree: Path, bins: Path, opts: Options) -> None:
-    b = build(tree / p.name, bins / f"{p.name}.orig")
-    if b.returncode != 0:
-        p.discarded = "original-does-not-compile"
-        p.build_failed = b.stderr[-2000:]
+    if p.discarded:  # before it could be built (a torture program libclang cannot parse)
         return
-    t0 = time.monotonic()
-    first = run(bins / f"{p.name}.orig", opts.orig_timeout)
-    p.orig_time = time.monotonic() - t0
-    if first == "timeout":
-        p.discarded = "original-timeout"
+    if p.pristine is not None:
+        if not _runs_clean(p, p.pristine, bins / f"{p.name}.pristine", opts, "original"):
+            return
+        reference = p.expected
+        if not _runs_clean(p, tree / p.name, bins / f"{p.name}.orig", opts, "inserted"):
+            return
+        if p.expected != reference:
+            p.discarded = "inserted-differs"
+            p.expected = None
         return
-    if first[1] != 0:
-        p.discarded = f"original-exit-{first[1]}"
+    if not _runs_clean(p, tree / p.name, bins / f"{p.name}.orig", opts, "original"):
         return
+    first = p.expected
+    p.expected = None
     for _ in range(2 if p.source == "gen" else 1):  # threads: a schedule-dependent result shows up
         again = run(bins / f"{p.name}.orig", opts.orig_timeout)
         if again != first:
             p.discarded = "original-nondeterministic"
             return
     p.expected = first
+
+
+def _runs_clean(p: Prog, src: Path, binary: Path, opts: Options, what: str) -> bool:
+    """Builds and runs src once: sets p.expected (and p.orig_time), or p.discarded as `what`-cause."""
+    b = build(src, binary)
+    if b.returncode != 0:
+        p.discarded = f"{what}-does-not-compile"
+        p.build_failed = b.stderr[-2000:]
+        return False
+    t0 = time.monotonic()
+    got = run(binary, opts.orig_timeout)
+    p.orig_time = time.monotonic() - t0
+    if got == "timeout":
+        p.discarded = f"{what}-timeout"
+        return False
+    if got[1] != 0:
+        p.discarded = f"{what}-exit-{got[1]}"
+        return False
+    p.expected = got
+    return True
 
 
 def compile_database(tree: Path, progs: list[Prog]) -> None:
@@ -217,6 +258,8 @@ def run_batch(index: int, opts: Options, stats: Stats, cflags, libs, log) -> lis
     for p in progs:
         stats.programs += 1
         stats.by_source[p.source] += 1
+        if p.source == "torture":
+            stats.torture_programs.add(p.origin["torture"])
         if p.discarded:
             stats.discarded[f"{p.source}:{p.discarded}"] += 1
             discard = bdir / "discarded"
@@ -250,6 +293,8 @@ def run_batch(index: int, opts: Options, stats: Stats, cflags, libs, log) -> lis
         stats.kept += 1
         stats.regions += p.regions
         stats.extracted += p.extracted
+        stats.regions_by_source[p.source] += p.regions
+        stats.extracted_by_source[p.source] += p.extracted
         stats.hybrid.update(p.hybrid)
         stats.features.update(p.features)
         stats.runs += len(p.results)
@@ -270,6 +315,10 @@ def run_campaign(opts: Options, log=print) -> Stats:
     from tests.fuzz import reduce as reducer
 
     stats = Stats()
+    if opts.torture_share > 0:  # installed and extracted before the first batch (SuiteMissing)
+        suite = torture.ensure_suite()
+        names, skipped = torture.survey(suite.folder)
+        stats.suite = {"suite": suite.name, "candidates": len(names), "skipped": skipped}
     cflags, libs = rclify_flags(opts.rclify)
     opts.work.mkdir(parents=True, exist_ok=True)
     t0 = time.monotonic()

@@ -185,7 +185,7 @@ def reduce_difference(p, bdir: Path, opts, log, seen: set[str]) -> dict | None:
     shutil.copytree(src, fdir / "original", ignore=shutil.ignore_patterns("*.bin"))
     reduced = fdir / "reduced"
     shutil.copytree(start, reduced)
-    target = "cs.c" if p.source == "csmith" else "main.c"
+    target = {"csmith": "cs.c", "torture": p.origin.get("torture")}.get(p.source, "main.c")
     seconds = 0.0
     if ok:
         script = fdir / "interesting.sh"
