@@ -180,6 +180,7 @@ static struct rcl_lock *new_state(void)
     if (l) { /* holder is NONE (or briefly held by such a stale claim): leave it alone */
         free_states = l->next_free;
         l->depth = 0;
+        st_relaxed(&l->waiter, 0);
         st_relaxed(&l->sections_remote, 0);
         st_relaxed(&l->sections_local, 0);
         st_relaxed(&l->hybrid_locks, 0);
@@ -308,8 +309,9 @@ static int remote_trylock(rcl_mutex_t *m)
         l->depth++;
         return 0;
     }
-    if (holder != RCL_NONE || !cas_acquire(&l->holder, &expected, me))
-        return EBUSY;
+    if (holder != RCL_NONE || (!on_server_of(l) && rcl_lock_waiter_pending(l)) ||
+        !cas_acquire(&l->holder, &expected, me))
+        return EBUSY; /* held, or promised to a request that found it held (rcl_internal.h) */
     stat_inc(&l->hybrid_locks, 1);
     tls_hybrid_held++;
     return 0;
@@ -438,7 +440,9 @@ static int remote_clocklock(rcl_mutex_t *m, clockid_t clock, const struct timesp
     int me = current_me();
     for (;;) {
         int holder = settled_holder(l), expected = RCL_NONE;
-        if (holder == RCL_NONE && cas_acquire(&l->holder, &expected, me)) {
+        /* (a lock promised to a waiting request is not free: wait in line, below) */
+        if (holder == RCL_NONE && (on_server_of(l) || !rcl_lock_waiter_pending(l)) &&
+            cas_acquire(&l->holder, &expected, me)) {
             stat_inc(&l->hybrid_locks, 1);
             tls_hybrid_held++;
             return 0;

@@ -78,6 +78,8 @@ struct rcl_lock {
     /* written by the holder */
     int holder RCL_ALIGNED; /* client id of the holder (real_me), RCL_NONE when free */
     int depth;            /* extra recursive acquisitions, owned by the holder */
+    int waiter;           /* mailbox (client id) of a request that found the lock held and is served
+                           * next: the grant order (rcl_lock_waiter_pending); 0 when none */
     /* statistics, written by the holder (relaxed) */
     unsigned long sections_remote, sections_local, hybrid_locks;
 } RCL_ALIGNED;
@@ -121,6 +123,27 @@ struct rcl_server {
 };
 
 struct rcl_server *rcl_server_get(int index, int cpu); /* starts it on first use */
+
+/*
+ * The grant order of a lock (fairness between local and remote execution, docs/runtime.md): a
+ * request that a servicing thread finds waiting for a held lock becomes the lock's `waiter` when
+ * it has none, and while it is still posted for the lock nobody else takes the lock: not another
+ * request (claim, rcl_server.c), not a trylock or a free-lock timed lock of a client (rcl.c).  Its
+ * mailbox is looked at only when a waiter is set: the fast path pays one load, on the holder's line.
+ * Returns the pending waiter's mailbox index, or 0 (a waiter served, withdrawn or gone is cleared).
+ */
+static inline int rcl_lock_waiter_pending(struct rcl_lock *l)
+{
+    int w = ld_relaxed(&l->waiter);
+    if (!w)
+        return 0;
+    struct rcl_request *r = &l->server->requests[w];
+    rcl_cs_fn fn = ld_relaxed(&r->function);
+    if (fn && fn != RCL_FN_IN_PROGRESS && fn != RCL_FN_WITHDRAWN && ld_relaxed(&r->lock) == l)
+        return w;
+    __atomic_compare_exchange_n(&l->waiter, &w, 0, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED); /* stale */
+    return 0;
+}
 
 /* Thread-local identity of servicing threads (NULL / 0 on client threads). */
 extern __thread struct rcl_sthread *rcl_tls_sthread;

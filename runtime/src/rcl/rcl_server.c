@@ -75,19 +75,31 @@ static inline int claimable(rcl_cs_fn fn)
 
 /* ---- the servicing loop (Algorithm 4, fast path) ---- */
 
-/* Takes the lock of a pending request and claims it; returns its function, or NULL. */
-static rcl_cs_fn claim(struct rcl_request *r, struct rcl_lock **lockp)
+/* Takes the lock of a pending request (mailbox i) and claims it; returns its function, or NULL. */
+static rcl_cs_fn claim(int i, struct rcl_request *r, struct rcl_lock **lockp)
 {
     rcl_cs_fn fn = ld_acquire(&r->function);
     if (!claimable(fn))
         return NULL;
     struct rcl_lock *l = ld_relaxed(&r->lock);
+    /* The grant order: a request that found the lock held earlier goes first (rcl_internal.h).
+     * Without it a thread that takes the lock in hybrid mode again as soon as it releases it is
+     * granted it pass after pass whenever its mailbox comes first in the scan (issue 34). */
+    int waiter = ld_relaxed(&l->waiter);
+    if (waiter && waiter != i && rcl_lock_waiter_pending(l))
+        return NULL;
     int expected = RCL_NONE;
     /* seq_cst, with the re-read below: a timed hybrid lock withdraws its request with a seq_cst
      * CAS on `function`, then reads the holder (rcl.c, withdraw): either that re-read sees the
      * withdrawal, or the client sees this claim.  (On x86 both cost what acquire costs.) */
-    if (!__atomic_compare_exchange_n(&l->holder, &expected, RCL_CLAIMING, 0, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED))
-        return NULL; /* held (nested or hybrid section): try again on a later pass */
+    if (!__atomic_compare_exchange_n(&l->holder, &expected, RCL_CLAIMING, 0, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED)) {
+        /* held (nested or hybrid section): try again on a later pass, first in line if nobody is */
+        if (!ld_relaxed(&l->waiter)) {
+            int none = 0;
+            __atomic_compare_exchange_n(&l->waiter, &none, i, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+        }
+        return NULL;
+    }
     /* Re-validate: another servicing thread may have run this request and the client posted a
      * new one (degraded mode), or claimed it and released the lock to wait on a condvar, or the
      * client withdrew it (a timed lock that timed out).  Until then the holder is RCL_CLAIMING,
@@ -98,6 +110,9 @@ static rcl_cs_fn claim(struct rcl_request *r, struct rcl_lock **lockp)
         st_release(&l->holder, RCL_NONE);
         return NULL;
     }
+    int first = i; /* served: the next request to find the lock held is first in line */
+    if (ld_relaxed(&l->waiter) == i)
+        __atomic_compare_exchange_n(&l->waiter, &first, 0, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
     st_relaxed(&l->holder, ld_relaxed(&r->real_me));
     *lockp = l;
     return fn;
@@ -128,7 +143,7 @@ static int service_pass(struct rcl_server *s, struct rcl_sthread *self, int *err
         if (!ld_relaxed(&r->function))
             continue;
         struct rcl_lock *l;
-        rcl_cs_fn fn = claim(r, &l);
+        rcl_cs_fn fn = claim(i, r, &l);
         if (!fn)
             continue;
         if (fn == RCL_FN_HYBRID_LOCK) { /* hybrid lock: the client keeps the lock */
