@@ -71,6 +71,8 @@ def run(args) -> int:
     if outcome.rerun is not None:
         print(f"  {verb}: {', '.join(outcome.rerun['updated']) or 'none'}; edited since the transform, "
               f"edits carried into the originals: {', '.join(outcome.rerun['edits_carried']) or 'none'}")
+    if outcome.build_flags:  # which way the flags were found: a database, a dry run, a scratch build, a guess
+        print(f"  build flags: {outcome.build_flags}")
     cs = s["call_sites"]
     alone = ", ".join(f"{reason} {n}" for reason, n in cs["left_alone"].items())
     print(f"  lock call sites: {cs['found']} seen: {cs['in_extracted_regions']} in extracted regions, "

@@ -14,7 +14,7 @@ import tempfile
 from pathlib import Path
 from typing import Callable
 
-from rclify.transform.build_flags import guess
+from rclify.transform.build_flags import dry_run, guess
 from rclify.transform.build_flags.database import DATABASE, BuildFlags, read_database
 
 CONFIGURE_TIMEOUT = 600  # seconds: configure scripts of large trees take minutes on 2 cores
@@ -84,10 +84,10 @@ def from_configure(root: Path, progress: Callable[[str], None]) -> BuildFlags | 
         shutil.rmtree(scratch, ignore_errors=True)
         progress(f"warning: ./configure failed ({_last_line(proc.stderr or proc.stdout)}); guessing the flags")
         return None
-    if any((copy / name).is_file() for name in MAKEFILES) and shutil.which("bear") is not None:
+    if any((copy / name).is_file() for name in MAKEFILES):
         # the build configure wrote: its own flags (apr's -I include/arch/unix, -D_GNU_SOURCE),
         # which no guess finds, and the headers it generates
-        built = _make_under_bear(root, scratch, copy, copy, progress)
+        built = _make_database(root, scratch, copy, copy, progress)
         if built is not None:
             built.source += " after ./configure"
             return built
@@ -143,17 +143,36 @@ def from_make(root: Path, progress: Callable[[str], None]) -> BuildFlags | None:
     where = _make_directory(root)
     if where is None:
         return None
-    if shutil.which("bear") is None:
-        progress("warning: a Makefile and no compile database; bear is not installed (apt-get install bear), "
-                 "so the flags are guessed")
-        return None
     scratch = Path(tempfile.mkdtemp(prefix="rclify-make-"))
     copy = scratch / root.name
     shutil.copytree(root, copy, symlinks=True, ignore=shutil.ignore_patterns(".git", ".rclify"))
-    flags = _make_under_bear(root, scratch, copy, copy / where.relative_to(root), progress)
+    flags = _make_database(root, scratch, copy, copy / where.relative_to(root), progress)
     if flags is None:
         shutil.rmtree(scratch, ignore_errors=True)
     return flags
+
+
+def _make_database(root: Path, scratch: Path, copy: Path, where: Path,
+                   progress: Callable[[str], None]) -> BuildFlags | None:
+    """The compile database of the tree's make in where (inside copy, a scratch copy of root):
+    from its dry run (`make -n`, dry_run.py) where that prints the compiles and the files that lock
+    include no header only the build makes; else from the whole build under bear."""
+    inside = f" in {where.relative_to(copy)}/" if where != copy else ""
+    progress(f"build flags: the tree's `make -n`{inside} (a dry run: nothing is built) in a scratch copy ({copy})")
+    entries, why = dry_run.run(where)
+    missing = dry_run.needs_build(entries, copy) if entries else []
+    if entries and not missing:
+        return _database_of(root, scratch, copy, entries, f"make -n ({len(entries)} compiles of a dry run: "
+                                                          "nothing built)")
+    if missing:
+        shown = ", ".join(missing[:3]) + (f" and {len(missing) - 3} more" if len(missing) > 3 else "")
+        why = f"the files that lock include headers only the build makes ({shown})"
+    if shutil.which("bear") is None:
+        progress(f"warning: {why}; bear is not installed (apt-get install bear) to record the build, "
+                 "so the flags are guessed")
+        return None
+    progress(f"build flags: {why}: the whole build instead")
+    return _make_under_bear(root, scratch, copy, where, progress)
 
 
 def _make_under_bear(root: Path, scratch: Path, copy: Path, where: Path,
@@ -186,10 +205,15 @@ def _make_under_bear(root: Path, scratch: Path, copy: Path, where: Path,
         return None
     if failed:
         progress(f"warning: make in the scratch copy failed part way; using the {len(entries)} compilations it recorded")
+    return _database_of(root, scratch, copy, entries, f"make under bear ({DATABASE} of a scratch build)")
+
+
+def _database_of(root: Path, scratch: Path, copy: Path, entries: list[dict], source: str) -> BuildFlags:
+    """BuildFlags of compile database entries recorded in copy, mapped onto the tree."""
     mapped = scratch / "mapped.json"
     generated = sorted(_generated_header_dirs(root, copy))
     mapped.write_text(json.dumps([_mapped(entry, copy, root, generated) for entry in entries]))
-    flags = read_database(mapped, root, f"make under bear ({DATABASE} of a scratch build)")
+    flags = read_database(mapped, root, source)
     flags.scratch.append(scratch)  # generated headers the flags name stay there
     return flags
 
