@@ -45,6 +45,9 @@ class Options:
     budget: float | None = None  # seconds
     orig_timeout: float = 2.0
     run_timeout: float = 10.0  # a transformed run: max(this, 20 x the original's time)
+    # a run past that limit runs once more with this one: a hang only if it times out again (a
+    # million sections on a spinning lock's server, on two loaded cores, can take a minute)
+    hang_timeout: float = 120.0
     transform_timeout: float = 900.0
     reduce: bool = False
     reduce_minutes: float = 8.0
@@ -70,6 +73,7 @@ class Prog:
     results: dict = field(default_factory=dict)  # alg -> (stdout, rc) or "timeout"
     differences: list = field(default_factory=list)  # (alg, expected, got)
     build_failed: str = ""
+    slow: list = field(default_factory=list)  # algorithms whose first run timed out, the second did not
     pristine: Path | None = None  # a torture program as the suite wrote it: the reference
 
 
@@ -85,6 +89,7 @@ class Stats:
     transform_failures: int = 0
     transformed_build_failures: list = field(default_factory=list)
     runs: int = 0
+    slow: Counter = field(default_factory=Counter)  # runs past the first limit, done within hang_timeout
     batches: int = 0
     seconds: float = 0.0
     by_source: Counter = field(default_factory=Counter)
@@ -105,6 +110,7 @@ class Stats:
                 "hybrid": dict(self.hybrid.most_common()), "extraction_rate": round(self.extraction_rate, 4),
                 "differences": len(self.differences), "transform_failures": self.transform_failures,
                 "transformed_build_failures": len(self.transformed_build_failures), "runs": self.runs,
+                "slow_runs": dict(self.slow),
                 "batches": self.batches, "seconds": round(self.seconds, 1),
                 "features": dict(self.features.most_common()), "findings": self.findings,
                 "regions_by_source": dict(self.regions_by_source),
@@ -239,6 +245,10 @@ def check_transformed(p: Prog, out: Path, bins: Path, opts: Options, cflags, lib
     limit = max(opts.run_timeout, 20 * p.orig_time)
     for alg in opts.algorithms:
         got = run(binary, limit, {"RCLIFY_LOCKS": f"*={alg}"})
+        if got == "timeout":
+            got = run(binary, max(limit, opts.hang_timeout), {"RCLIFY_LOCKS": f"*={alg}"})
+            if got != "timeout":
+                p.slow.append(alg)
         p.results[alg] = got
         if got != p.expected:
             p.differences.append((alg, p.expected, got))
@@ -298,6 +308,7 @@ def run_batch(index: int, opts: Options, stats: Stats, cflags, libs, log) -> lis
         stats.hybrid.update(p.hybrid)
         stats.features.update(p.features)
         stats.runs += len(p.results)
+        stats.slow.update(p.slow)
         if p.build_failed:
             stats.transformed_build_failures.append({"program": p.name, "batch": str(bdir), "stderr": p.build_failed[-600:]})
         for alg, expected, got in p.differences:
@@ -324,7 +335,7 @@ def run_campaign(opts: Options, log=print) -> Stats:
     t0 = time.monotonic()
     index = 0
     reduced_signatures: set[str] = set()  # after narrowing to one scenario
-    coarse_signatures: set[str] = set()  # Csmith's: source and class
+    coarse_signatures: set[str] = set()  # Csmith's: source and class; a torture program's: and its name
     attempts = 0
     while True:
         if opts.budget is not None:
@@ -348,7 +359,7 @@ def run_campaign(opts: Options, log=print) -> Stats:
                                                   reduced_signatures)
                 if found:
                     stats.findings.append(found)
-                elif p.source == "csmith":
+                elif p.source != "gen":
                     coarse_signatures.add(reducer.signature(p))
         index += 1
     stats.seconds = time.monotonic() - t0

@@ -34,6 +34,9 @@ STRICT = ["-Werror=implicit-function-declaration", "-Werror=implicit-int", "-Wer
           "-Werror=uninitialized", "-Werror=maybe-uninitialized", "-Werror=int-conversion",
           "-Werror=incompatible-pointer-types", "-Werror=return-local-addr", "-Werror=int-to-pointer-cast",
           "-Werror=pointer-to-int-cast", "-Werror=div-by-zero", "-Werror=array-bounds"]
+# What a torture program written in old C may have (`main () { ... }`, abort() undeclared): the
+# campaign ran it as it is; a reduction may not add more of it than int-conversion catches
+OLD_C = {"-Werror=implicit-function-declaration", "-Werror=implicit-int"}
 
 
 def difference_class(expected, got) -> str:
@@ -52,6 +55,8 @@ def signature(p) -> str:
     if p.source == "gen":
         bugs = sorted(set(p.features) & set(KNOWN_BUGS))
         return f"gen:{cls}:{','.join(bugs) or 'none'}"
+    if p.source == "torture":  # the suite's programs are each about one corner: one finding each
+        return f"torture:{cls}:{p.origin['torture']}"
     return f"csmith:{cls}"
 
 
@@ -61,7 +66,7 @@ REPRODUCE = """#!/bin/sh
 # {alg}: prints "DIFFERS: ..." while the bug is there.
 here=$(cd "$(dirname "$0")" && pwd)
 cd "$here/../../../.." && exec python3 -m tests.fuzz.reduce check --dir "$here/${{1:-reduced}}" \\
-    --alg {alg} --class {cls} --verbose --rclify "${{RCLIFY_CHECKOUT:-$(pwd)}}"
+    --alg {alg} --class {cls} --verbose --rclify "${{RCLIFY_CHECKOUT:-$(pwd)}}"{extra}
 """
 
 
@@ -72,9 +77,11 @@ def _run(cmd, cwd, timeout, env=None):
         return None
 
 
-def check(files: Path, alg: str, cls: str, timeout: float, rclify: Path = REPO) -> tuple[bool, str]:
+def check(files: Path, alg: str, cls: str, timeout: float, rclify: Path = REPO,
+          old_c: bool = False) -> tuple[bool, str]:
     """Is the program in folder `files` (its .c files) a difference of class cls under alg, once
-    transformed by the rclify of checkout `rclify`?"""
+    transformed by the rclify of checkout `rclify`?  old_c: implicit int and implicit function
+    declarations allowed (a torture program's)."""
     from tests.fuzz.campaign import rclify_env, rclify_flags, compile_database, Prog
     from tests.fuzz.csmith_locks import CSMITH_INCLUDE
 
@@ -84,7 +91,8 @@ def check(files: Path, alg: str, cls: str, timeout: float, rclify: Path = REPO) 
         shutil.copytree(files, tree / "p", ignore=shutil.ignore_patterns("*.orig", "prog*", "*.o"))
         srcs = sorted(str(p) for p in (tree / "p").glob("*.c"))
         inc = f"-I{CSMITH_INCLUDE}"
-        b = subprocess.run(["cc", "-O1", "-pthread", "-Wall", inc, *STRICT, *srcs, "-o", str(tmp / "orig.bin")],
+        strict = [f for f in STRICT if not (old_c and f in OLD_C)]
+        b = subprocess.run(["cc", "-O1", "-pthread", "-Wall", inc, *strict, *srcs, "-o", str(tmp / "orig.bin")],
                            capture_output=True)
         if b.returncode != 0:
             return False, "original does not compile strictly"
@@ -169,7 +177,8 @@ def reduce_difference(p, bdir: Path, opts, log, seen: set[str]) -> dict | None:
     work.mkdir(parents=True, exist_ok=True)
     src = bdir / "orig" / p.name
     p.rclify = opts.rclify
-    ok, why = check(src, alg, cls, opts.orig_timeout + 3, opts.rclify)
+    old_c = p.source == "torture"
+    ok, why = check(src, alg, cls, opts.orig_timeout + 3, opts.rclify, old_c)
     if not ok:
         log(f"    not reproduced by the interestingness test ({why}): kept unreduced")
     start, features = _narrow_gen(p, src, work, alg, cls, log) if (ok and p.source == "gen") else (src, None)
@@ -193,7 +202,7 @@ def reduce_difference(p, bdir: Path, opts, log, seen: set[str]) -> dict | None:
 # cvise's interestingness test: the program in the current folder still differs ({cls} under {alg})
 here=$(pwd)
 for f in {' '.join(x.name for x in sorted(reduced.glob('*.c')) if x.name != target)}; do cp "{reduced}/$f" "$here/" 2>/dev/null; done
-cd {REPO} && exec env PYTHONPATH={REPO} {sys.executable} -m tests.fuzz.reduce check --dir "$here" --alg {alg} --class {cls} --rclify {opts.rclify}
+cd {REPO} && exec env PYTHONPATH={REPO} {sys.executable} -m tests.fuzz.reduce check --dir "$here" --alg {alg} --class {cls} --rclify {opts.rclify}{' --old-c' if old_c else ''}
 """)
         script.chmod(0o755)
         t0 = time.monotonic()
@@ -203,7 +212,7 @@ cd {REPO} && exec env PYTHONPATH={REPO} {sys.executable} -m tests.fuzz.reduce ch
         except subprocess.TimeoutExpired:
             log(f"    cvise stopped at the {opts.reduce_minutes} min cap")
         seconds = time.monotonic() - t0
-        ok_after, why_after = check(reduced, alg, cls, opts.orig_timeout + 3, opts.rclify)
+        ok_after, why_after = check(reduced, alg, cls, opts.orig_timeout + 3, opts.rclify, old_c)
         log(f"    {fdir}: reduced in {seconds:.0f}s to {len((reduced / target).read_text().splitlines())} lines; "
             f"still differs: {ok_after} ({why_after})")
     info = {"program": p.name, "source": p.source, "batch": str(bdir), "seed": opts.seed, "algorithm": alg,
@@ -213,7 +222,7 @@ cd {REPO} && exec env PYTHONPATH={REPO} {sys.executable} -m tests.fuzz.reduce ch
             "reproduced_by_check": ok, "reduce_seconds": round(seconds, 1),
             "rclify": str(opts.rclify)}
     (fdir / "info.json").write_text(json.dumps(info, indent=1, default=str))
-    (fdir / "reproduce.sh").write_text(REPRODUCE.format(alg=alg, cls=cls))
+    (fdir / "reproduce.sh").write_text(REPRODUCE.format(alg=alg, cls=cls, extra=" --old-c" if old_c else ""))
     (fdir / "reproduce.sh").chmod(0o755)
     return {"finding": str(fdir.relative_to(REPO)), "signature": info["signature"], "class": cls, "algorithm": alg}
 
@@ -228,8 +237,9 @@ def main(argv=None) -> int:
     c.add_argument("--timeout", type=float, default=5.0)
     c.add_argument("--verbose", action="store_true")
     c.add_argument("--rclify", type=Path, default=REPO, help="the checkout whose rclify transforms")
+    c.add_argument("--old-c", action="store_true", help="implicit int and function declarations allowed (torture)")
     args = ap.parse_args(argv)
-    ok, why = check(args.dir.resolve(), args.alg, args.cls, args.timeout, args.rclify.resolve())
+    ok, why = check(args.dir.resolve(), args.alg, args.cls, args.timeout, args.rclify.resolve(), args.old_c)
     if args.verbose:
         print(("DIFFERS: " if ok else "no difference: ") + why)
     return 0 if ok else 1
