@@ -10,7 +10,10 @@ a few rounds; else it asks for the API rewrite alone (api_rewrite_alone: its reg
 reason generated-code-does-not-compile).  A file that still does not compile is left unchanged
 (leave_unchanged), and with it every changed file that must then stay as it is for the tree to
 stay consistent (rclify/ctext/includes.py: the headers it includes, their includers, files
-sharing its lock declarations); all are reported.  Nothing here writes to the tree.
+sharing its lock declarations), but for a file whose original text compiles against the
+rewritten headers it includes: it is left unchanged alone, its headers stay rewritten for the
+others; all are reported.  The staging copy holds the tree's sources and every other file they
+include, whatever its name (`.inc`, `.incl`, a vendored header).  Nothing here writes to the tree.
 """
 
 import re

@@ -10,8 +10,10 @@ In order, the first that applies:
      tree that has configure or a Makefile too, is another platform's build (apr): the next way;
   3. autotools: a tree with a configure script but no configuration is configured in a scratch
      copy; its generated headers (config.h, MHD_config.h, ...) are found there, and the Makefile
-     configure wrote runs under bear there (as 4) for the build's own flags;
-  4. a plain Makefile: the tree's own build (`make`) runs under bear in a scratch copy, and the
+     configure wrote gives the build's own flags there (as 4: its dry run, else under bear);
+  4. a plain Makefile: its dry run (`make -n`, dry_run.py) in a scratch copy gives the compiles,
+     sub-makes included, building nothing; only when a file that locks includes a header the build
+     would make, the tree's own build (`make`) runs under bear in a scratch copy, and the
      database bear records is read (zstd defines ZSTD_MULTITHREAD there, which no guess finds);
   5. a guess: the tree's root and every directory holding a header that some file includes.
 Scratch directories live until the transform ends (the compile check needs them too).  Flags the
