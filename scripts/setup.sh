@@ -11,7 +11,7 @@ SUDO=""
 
 APT_PACKAGES=(coccinelle build-essential pkg-config python3 python3-pip python3-venv
               libmemcached-tools autoconf automake libevent-dev dpkg-dev perl cmake bear meson ninja-build
-              csmith libcsmith-dev cvise)  # the differential fuzzer (tests/fuzz, docs/fuzzing.md)
+              csmith libcsmith-dev cvise gcc-12-source)  # the differential fuzzer (tests/fuzz, docs/fuzzing.md)
 missing=()
 for p in "${APT_PACKAGES[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
