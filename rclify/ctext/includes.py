@@ -169,10 +169,13 @@ def _included(path: Path, rel: str, text: str, named: Callable[[Path, str, str],
 
 
 def shared_lock_names(text: str) -> set[str]:
-    """Names declared at file scope (namespaces and extern "C" blocks count as file scope), not
-    static, by a declaration that mentions pthread_mutex_t or pthread_cond_t or a struct that
-    holds one (its tag too); parameters and initializers excluded.  A superset (type names and
-    macros may come along), which only makes a group larger."""
+    """Names of objects and functions declared at file scope (namespaces and extern "C" blocks
+    count as file scope), not static, by a declaration that mentions pthread_mutex_t or
+    pthread_cond_t or a type that holds one; parameters and initializers excluded.  Type names
+    (typedef names, struct tags) are not among them: they have no linkage, and two programs of one
+    tree (a library's example and its test) each declaring a `queue_t` share nothing through it;
+    an object or function of that type is still a name.  A superset (macros may come along), which
+    only makes a group larger."""
     names: set[str] = set()
     lock_types = {"pthread_mutex_t", "pthread_cond_t"}
     chunk: list = []
@@ -195,8 +198,10 @@ def shared_lock_names(text: str) -> set[str]:
             continue
         if carried or any(t.text in lock_types for t in chunk):
             declared = _declared(chunk) if not any(t.text == "static" for t in chunk) else set()
-            names |= declared
-            lock_types |= declared if chunk and chunk[0].text == "typedef" else set()
+            if chunk and chunk[0].text == "typedef":
+                lock_types |= declared  # a type's name: no linkage, each file has its own
+            else:
+                names |= declared - _tags(chunk) - lock_types  # the type a declaration is written with too
         carried = False
         if tok.text == "{" and not _opens_scope(chunk):
             depth, body_locks = 1, False
@@ -204,6 +209,12 @@ def shared_lock_names(text: str) -> set[str]:
                 continue  # keep the chunk: a struct's tag is named when its body holds a lock
         chunk = []
     return names
+
+
+def _tags(chunk: list) -> set[str]:
+    """The struct, union, enum and class tags a declaration names (`struct ledger *get(void)`)."""
+    return {tok.text for prev, tok in zip(chunk, chunk[1:])
+            if prev.text in ("struct", "union", "enum", "class") and tok.kind == "ident"}
 
 
 def _opens_scope(chunk: list) -> bool:

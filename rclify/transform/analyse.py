@@ -161,15 +161,15 @@ def _may_lock(parsed: ParsedFile, fn: ci.Cursor, names: set[bytes]) -> bool:
 
 
 def regions_of(parsed: ParsedFile, vocab: Vocabulary) -> list[FunctionRegions]:
-    vocab = vocab.for_file(parsed)
-    names = {n.encode() for n in vocab.names()}
+    """Each function's regions, read with the vocabulary its unit has in force where it starts."""
+    names = {n.encode() for n in vocab.names()}  # every unit's: a unit's own reading only drops names
     out = []
     for fn in top_level(parsed.tu).functions_in(parsed.path):
         if fn.spelling in vocab.wrappers:
             continue  # a wrapper's lock is released by another wrapper, by design
         if not _may_lock(parsed, fn, names):
             continue
-        regions = find_regions(parsed, fn, vocab)
+        regions = find_regions(parsed, fn, vocab.for_file(parsed, fn))
         if regions:
             out.append(FunctionRegions(fn, regions))
     return out

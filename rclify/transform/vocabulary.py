@@ -12,9 +12,11 @@ import functools
 import re
 from dataclasses import dataclass, field, replace
 
+import clang.cindex as ci
+
 from rclify import pthread_api
 from rclify.ctext.cparse import ParsedFile
-from rclify.ctext.cursors import top_level
+from rclify.ctext.unit_macros import unit_macros
 from rclify.ctext.tokens import any_of, tokenize
 
 # a lock with a deadline (timedlock: it may fail with ETIMEDOUT) is never extracted, see region_bounds.py
@@ -99,47 +101,75 @@ class LockOp:
     effect_vars: tuple[str, ...] = ()
 
 
+# a #define as read: (parameters, body, the identifiers its body names, the #if lines it sits
+# under, its site (file, offset) when read with libclang)
+Definition = tuple[tuple[str, ...], str, frozenset[str], tuple[str, ...], "tuple[str, int] | None"]
+
+
 @dataclass
 class Vocabulary:
-    """What counts as a lock operation: pthread calls, plus the program's macros and wrappers."""
+    """What counts as a lock operation: pthread calls, plus the program's macros and wrappers.
+
+    Built over the whole tree (a wrapper defined in one file is called in others); a macro the
+    tree defines in more than one way means, in each translation unit, what that unit's own
+    definition says (for_file)."""
 
     macros: dict[str, Macro] = field(default_factory=dict)
     wrappers: dict[str, Wrapper] = field(default_factory=dict)
     # the tree's other #defines, kept until what they name is known (a macro over a wrapper:
     # `#define take(l) take_(l, __FILE__, __LINE__)`): name -> its definitions (a name may be
-    # defined differently for different files), each (params, body, identifiers, #if lines, site:
-    # (file, offset) when read with libclang)
-    pending: dict[str, list[tuple[tuple[str, ...], str, frozenset[str], tuple[str, ...], tuple[str, int] | None]]] = \
-        field(default_factory=dict)
+    # defined differently for different files)
+    pending: dict[str, list[Definition]] = field(default_factory=dict)
     read: set[tuple[str, int]] = field(default_factory=set)  # #define directives read: (file, offset)
     # static wrappers defined again, under the same name, in another file (libmicrohttpd's
     # MHD_ip_count_lock in src/lib/ and src/microhttpd/): (file, name) -> that file's own
     static_twins: dict[tuple[str, str], "Wrapper"] = field(default_factory=dict)
-    # a lock macro's every #define read, by site, with the identifiers its body names: memcached's
-    # extstore.c and proxy.h each define STAT_L(x), over different mutexes
-    definitions: dict[str, dict[tuple[str, int], tuple[Macro, frozenset[str]]]] = field(default_factory=dict)
+    # every #define read with libclang, by name and site; the names defined in more than one way
+    # (parameters or body differ: memcached's extstore.c and proxy.h each define STAT_L(x), over
+    # different mutexes; unbound's LOCKRET), which each unit reads with its own (for_file)
+    sites: dict[str, dict[tuple[str, int], Definition]] = field(default_factory=dict)
+    ambiguous: set[str] = field(default_factory=set)
+    _views: dict = field(default_factory=dict, repr=False, compare=False)  # for_file's, by what it chose
 
-    def for_file(self, parsed: ParsedFile) -> "Vocabulary":
-        """The vocabulary as the file's translation unit sees it: of a lock macro defined
-        differently in several files, the definition libclang saw for this file (the last one
-        before its end, as the preprocessor does)."""
-        several = {name: defs for name, defs in self.definitions.items() if len(defs) > 1}
-        if not several:
+    def for_file(self, parsed: ParsedFile, function: ci.Cursor | None = None) -> "Vocabulary":
+        """The vocabulary as the file's translation unit sees it where function starts (default:
+        at the unit's end).  Of a name the tree defines in more than one way (a lock macro, or a
+        helper one is written over: unbound's `LOCKRET`, checked in util/locks.h, `#define
+        LOCKRET(func) func` in compat/arc4_lock.c before it includes that header), the definition
+        this unit's preprocessor has in force there: the last one it read before that point (it
+        reads only the #if branches the unit compiles; ctext/unit_macros.py).  Whether the name is
+        a lock operation is decided again with that definition alone: another unit's definition,
+        or one in a branch this unit does not compile, changes nothing here."""
+        listed = unit_macros(parsed.tu)
+        ambiguous = [name for name in sorted(self.ambiguous) if listed.defines(name)]
+        if not ambiguous:
             return self
-        seen: dict[str, tuple[str, int]] = {}
-        for definition in top_level(parsed.tu).macro_definitions:
-            if definition.file is not None and definition.name in several:
-                seen[definition.name] = (definition.file, definition.start)
-        macros, names = dict(self.macros), self.names()
-        for name, site in seen.items():
-            if site not in several[name]:
-                continue
-            macro, idents = several[name][site]
-            if idents & names:
-                macros[name] = macro
-            else:  # this file's definition is no lock operation
-                macros.pop(name, None)
-        return replace(self, macros=macros) if macros != self.macros else self
+        limit = listed.point(parsed.path, function.extent.start.offset) if function is not None else None
+        chosen = {name: site for name in ambiguous
+                  if (site := listed.in_force(name, limit)) is not None and site in self.sites.get(name, {})}
+        key = (tuple(chosen.items()), len(self.macros), len(self.wrappers), len(self.pending))
+        if key not in self._views:
+            self._views[key] = self._with_definitions(chosen)
+        return self._views[key]
+
+    def _with_definitions(self, chosen: dict[str, tuple[str, int]]) -> "Vocabulary":
+        """This vocabulary with each name of chosen defined only by its definition at that site:
+        a lock macro if it names a lock operation (through the others, to a fixpoint), else
+        pending (a helper a lock macro may pass a lock call through)."""
+        macros, pending = dict(self.macros), dict(self.pending)
+        for name, site in chosen.items():
+            macros.pop(name, None)
+            pending[name] = [self.sites[name][site]]
+        changed = True
+        while changed:
+            changed = False
+            names = set(PTHREAD_OPS) | set(macros) | set(self.wrappers)
+            for name in chosen:
+                if name in pending and pending[name][0][2] & names:
+                    params, body, _, conditions, site = pending.pop(name)[0]
+                    macros[name] = Macro(name, params, body, conditions, site)
+                    changed = True
+        return replace(self, macros=macros, pending=pending, _views={})
 
     def names(self) -> set[str]:
         return set(PTHREAD_OPS) | set(self.macros) | set(self.wrappers)
@@ -170,25 +200,20 @@ class Vocabulary:
                 if body is not None:  # the first definition read that locks
                     self.macros[name] = Macro(name, params, body, conditions, site or ("", -1))
                     del self.pending[name]
-                    for d in definitions:
-                        self._record(name, d)
                     changed = found = True
         return found
 
-    def _record(self, name: str, definition: tuple) -> None:
-        """Keeps one #define of a lock macro's name by its site (see for_file)."""
-        params, body, idents, conditions, site = definition
-        if site is not None:
-            self.definitions.setdefault(name, {})[site] = (Macro(name, params, body, conditions, site), idents)
-
     def add_definition(self, name: str, params: tuple[str, ...], body: str, conditions: tuple[str, ...],
                        site: tuple[str, int] | None) -> None:
-        """A #define read with libclang: pending until it (or another of its name) is a lock
-        macro; one of a lock macro's name read later is kept as another definition of it."""
+        """A #define read (with libclang when site is given): pending until it (or another of its
+        name) is a lock macro; every one read with libclang is kept by its site (for_file)."""
         definition = (params, body, frozenset(t.text for t in tokenize(body) if t.kind == "ident"), conditions, site)
-        if name in self.macros:
-            self._record(name, definition)
-        else:
+        if site is not None:
+            known = self.sites.setdefault(name, {})
+            if any((d[0], d[1]) != (params, body) for d in known.values()):
+                self.ambiguous.add(name)
+            known[site] = definition
+        if name not in self.macros:
             self.pending.setdefault(name, []).append(definition)
 
 

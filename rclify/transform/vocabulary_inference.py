@@ -106,7 +106,7 @@ def add_wrappers(parsed: ParsedFile, tree: SourceTree, vocab: Vocabulary) -> Non
             if name not in views:
                 views[name] = cparse.view(parsed, name, files[name][0])
             here = views[name]
-            shape = wrapper_shape(here, fn, vocab)
+            shape = wrapper_shape(here, fn, vocab.for_file(here, fn))  # as its unit reads its body
             if shape is None:
                 continue
             params = [c for c in child_nodes(fn) if c.kind == K.PARM_DECL]

@@ -60,7 +60,8 @@ def init_macros(definitions: dict[str, list[tuple[str, int, tuple[str, ...], str
     that defines it so; a branch defining it otherwise (another platform's, or one without
     threads) calls no pthread function nor function of the tree."""
     out: dict[str, Helper] = {}
-    statement_macros = frozenset(name for name, defs in definitions.items() if all(_is_statement(d[3]) for d in defs))
+    statement_macros = frozenset(name for name, defs in definitions.items()
+                                 if all(_is_statement(d[3]) or _passes_through(d[2], d[3]) for d in defs))
     for name, defs in definitions.items():
         inits = [d for d in defs if _init_call(d[3], statement_macros) is not None]
         if len({(params, re.sub(r"\s+", "", body)) for _, _, params, body in inits}) != 1:
@@ -98,6 +99,14 @@ def _is_statement(body: str) -> bool:
     return first is not None and first.text in ("do", "{", "if")
 
 
+def _passes_through(params: tuple[str, ...], body: str) -> bool:
+    """Is a macro body its one parameter as it is (`#define LOCKRET(func) func`, `(func)`)?  A file
+    defines unbound's checking LOCKRET so, before the header whose init macro passes its init
+    through it: a use is still one init call, as a statement."""
+    return len(params) == 1 and [t.text for t in tokenize(body) if t.text not in ("(", ")")] == [params[0]] \
+        and balanced(body)
+
+
 def _whole_call(body: str) -> bool:
     """Is the body one call, `NAME(...)` and nothing after it?"""
     tokens = tokenize(body)
@@ -109,7 +118,8 @@ def _init_call(body: str, statement_macros: frozenset[str] = frozenset()) -> tup
     result negated or compared with 0 (the macro's value is the init's result, or the truth of
     it), or cast to void (no value); or the one pthread_mutex_init among other calls that are no
     pthread mutex or condvar calls, in a statement or passed to a statement macro (statement_macros:
-    the tree's macros whose bodies are statements) (no value); None for any other body."""
+    the tree's macros whose bodies are statements, or in some definitions the argument passed
+    through) (no value); None for any other body."""
     calls = list(calls_in(body, 0, len(body)))
     inits = [c for c in calls if c[0] == INIT]
     if len(inits) != 1 or any(name.startswith(("pthread_mutex", "pthread_cond")) and name != INIT
