@@ -4,7 +4,8 @@ A regular file (or a new one) is written beside its final name and renamed into 
 else that already exists there (/dev/null, /dev/stdout, a FIFO, a terminal) is written in place: a
 rename over it would replace the device or pipe with a regular file (as root, /dev/null itself).
 (A symbolic link to a regular file is replaced by the new file, as a rename does: a transformed
-tree gets its own copy instead of writing through the link to a file outside it.)
+tree gets its own copy instead of writing through the link to a file outside it.)  The temporary
+file is always a new one: a file or link already under its name is removed, not written through.
 """
 
 import os
@@ -18,15 +19,32 @@ def write_text(path: Path, text: str, *, tmp_name: str | None = None, keep_mode:
     .NAME.rclify-tmp: no name a tree's own file would have); keep_mode: give the new file the
     permissions of the one it replaces."""
     path = Path(path)
+    data = text.encode("utf-8", "surrogateescape")
     if path.exists() and not path.is_file():
-        with open(path, "w", encoding="utf-8", errors="surrogateescape") as out:
-            out.write(text)
+        with open(path, "wb") as out:
+            out.write(data)
         return
+    mode = path.stat().st_mode & 0o7777 if keep_mode and path.exists() else None
+    write_bytes(path, data, tmp_name=tmp_name, mode=mode)
+
+
+def write_bytes(path: Path, data: bytes, *, tmp_name: str | None = None, mode: int | None = None) -> None:
+    """Writes data beside path and renames it into place (mode: the new file's permissions).  The
+    temporary file is created afresh: one already there under its name, a link to a file outside
+    the tree included, is removed first, never written through."""
+    path = Path(path)
     tmp = path.with_name(tmp_name or f".{path.name}.rclify-tmp")
-    tmp.write_text(text, encoding="utf-8", errors="surrogateescape")
-    if keep_mode and path.exists():
-        os.chmod(tmp, path.stat().st_mode)
-    os.replace(tmp, path)
+    tmp.unlink(missing_ok=True)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o666)
+    try:
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
+        if mode is not None:
+            os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
 
 
 def check_writable(path: Path, option: str) -> None:

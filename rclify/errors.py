@@ -21,3 +21,8 @@ class ParseError(RclifyError):
 
 class BuildError(RclifyError):
     """Building the runtime or a target program failed."""
+
+
+class OutsideTreeError(UsageError):
+    """A path rclify would write, delete or rename lies outside the tree, or is a symbolic link or a
+    special file (rclify/tree_paths.py): refused before anything is changed."""

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import tomli_w
 
-from rclify import atomic_file
+from rclify import atomic_file, tree_paths
+
 from rclify.errors import ToolMissingError, UsageError
 
 
@@ -148,7 +149,7 @@ def _has_rule(text: str, target: str) -> bool:
 
 def read_config(tree: Path) -> dict:
     """The [check] table of rclify.toml ({} when there is none)."""
-    path = tree / CONFIG_FILE
+    path = tree_paths.file_in(tree, tree / CONFIG_FILE, CONFIG_FILE)  # no link: write_config replaces it
     if not path.is_file():
         return {}
     try:
@@ -254,7 +255,7 @@ def write_config(tree: Path, plan: Plan) -> Path:
     """Records the plan in rclify.toml's [check] table, written with a TOML library (tomli-w) so
     that any command text round-trips; other tables' values are kept (their comments are not: the
     file is parsed and written again)."""
-    path = tree / CONFIG_FILE
+    path = tree_paths.file_in(tree, tree / CONFIG_FILE, CONFIG_FILE)
     document = {}
     if path.is_file():
         try:

@@ -24,7 +24,8 @@ import sys
 import time
 from pathlib import Path
 
-from rclify import runtime_build
+from rclify import runtime_build, tree_paths
+
 from rclify.check.plan import (CONFIG_FILE, Plan, automake_runs_no_test, make_plan, read_config, require_tools,
                                write_config)
 from rclify.check.results import (Report, RunResult, format_table, missing_tool, parse_counts, runtime_not_linked,
@@ -128,6 +129,7 @@ def run_check(
     tree = Path(tree).resolve()
     if not tree.is_dir():
         raise UsageError(f"{tree} is not a directory")
+    tree_paths.state_dir(tree, STATE_DIR)  # logs, flags.mk, the stamp: in the tree, through no link
     out = out or sys.stdout
     progress = Progress(out=out)
     plan = make_plan(tree, build, test)

@@ -25,13 +25,14 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rclify import __version__, atomic_file, interrupt, lock_config
+from rclify import __version__, atomic_file, interrupt, lock_config, tree_paths
 from rclify.errors import UsageError
 from rclify.progress import few
-from rclify.transform.journal import drop_journal, mark_phase, roll_back, swap_records, sync_dir, write_journal
+from rclify.transform.journal import (drop_journal, mark_phase, read_journal, roll_back, swap_records, sync_dir,
+                                      write_journal)
 from rclify.transform.records import (BACKUP_DIR, CONFIG_BACKUP, JOURNAL_DIR, REVERTING, STATE_DIR, STATE_FILE,
-                                      WRITTEN_DIR, config_path_of, edited_files, inside, read_state, read_text,
-                                      shown_path, text_hash)
+                                      WRITTEN_DIR, config_path_of, edited_files, read_state, read_text, shown_path,
+                                      text_hash)
 
 
 @contextlib.contextmanager
@@ -40,7 +41,8 @@ def exclusive(root: Path, recover_now: bool = True):
     root directory itself, so that taking it writes nothing (a dry run changes nothing), held until
     the block ends; a second run is refused with one line.  Then recovers what an interrupted run
     left (recover()), saying so on stderr, and yields that line (None: nothing to recover);
-    recover_now=False (a dry run) refuses instead."""
+    recover_now=False (a dry run) refuses instead.  First of all, .rclify/ is confirmed to be the
+    tree's own directory, with no link in it (tree_paths.state_dir)."""
     fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
     try:
         try:
@@ -48,6 +50,7 @@ def exclusive(root: Path, recover_now: bool = True):
         except BlockingIOError:
             raise UsageError(f"{root}: another rclify is transforming or reverting this tree now; "
                              "nothing was changed (run again when it has finished)") from None
+        tree_paths.state_dir(root, STATE_DIR)
         line = None
         if recover_now:
             line = recover(root)
@@ -107,8 +110,10 @@ def commit(root: Path, change: Commit) -> list[str]:
     """Writes the tree's files and lock_config.h, then swaps the new records in, as a transaction
     (the module's docstring); on any failure or signal puts back what was written and keeps the
     previous records.  Returns lines to show the user (a lock_config.h of the tree's own backed up)."""
+    state_dir = tree_paths.state_dir(root, STATE_DIR)
+    for path in [*(root / rel for rel in change.writes), change.config_path]:  # before anything is read or written
+        tree_paths.file_in(root, path, "a file the transform writes")
     _refuse_edited_meanwhile(root, change)
-    state_dir = root / STATE_DIR
     next_dir = state_dir / "next"
     made_state_dir = not state_dir.exists()
     notes = []
@@ -128,7 +133,7 @@ def commit(root: Path, change: Commit) -> list[str]:
         previous = _previous_state(root)
         config_backup = bool(previous.get("config_backup"))
         changing = [root / rel for rel in sorted(change.writes)] + [config]
-        if not config_backup and config.is_relative_to(root) and _foreign_config(config):
+        if not config_backup and _foreign_config(config):
             config_backup = True
             changing.append(state_dir / CONFIG_BACKUP)
             notes.append(f"{rel_config} was the tree's own, not rclify's: kept as {STATE_DIR}/{CONFIG_BACKUP}; "
@@ -146,7 +151,7 @@ def commit(root: Path, change: Commit) -> list[str]:
             _atomic_write(root / rel, text)
         lock_config.write(config, change.locks)
         with interrupt.deferred():  # every file is written: a signal now waits until the records are in
-            mark_phase(journal, "records")
+            mark_phase(root, journal, "records")
             swap_records(state_dir, next_dir)
             drop_journal(journal)
     except BaseException as err:
@@ -172,9 +177,7 @@ def _previous_state(root: Path) -> dict:
 
 def _foreign_config(config: Path) -> bool:
     """A lock_config.h that rclify did not write (no RCLIFY_LOCK_CONFIG_H guard): the tree's own."""
-    if not config.is_file() or config.is_symlink():
-        return config.is_symlink()
-    return lock_config.GUARD.encode() not in config.read_bytes()
+    return config.is_file() and lock_config.GUARD.encode() not in config.read_bytes()
 
 
 def _drop_empty_state_dir(state_dir: Path) -> None:
@@ -202,7 +205,7 @@ def recover(root: Path) -> str | None:
         if begun:  # killed while recording, before the journal: no file of the tree had changed
             line = f"rclify: rolled back an interrupted transform of {root}: no file of the tree had changed yet"
         if journal.is_dir():
-            phase = json.loads((journal / "journal.json").read_text())["phase"]
+            phase = read_journal(root, journal)["phase"]
             if phase == "records":  # every file was written: the transform is complete but for its records
                 swap_records(state_dir, state_dir / "next")
                 drop_journal(journal)
@@ -248,7 +251,7 @@ def _restore(root: Path, state: dict) -> tuple[list[str], bool]:
     lock_config.h too, then removes .rclify/."""
     backup_dir = root / STATE_DIR / BACKUP_DIR
     restored = []
-    for rel in state["files"]:
+    for rel in state["files"]:  # each a file of the tree, no link (read_state)
         if (backup_dir / rel).exists():
             _atomic_write(root / rel, read_text(backup_dir / rel))
             restored.append(rel)
@@ -256,10 +259,9 @@ def _restore(root: Path, state: dict) -> tuple[list[str], bool]:
     own_config = bool(state.get("config_backup")) and config_backup.exists()
     if own_config:  # the tree's own lock_config.h, which rclify's had replaced
         target = config_path_of(root, state)
-        if inside(root, os.path.relpath(target, root)):
-            target.unlink(missing_ok=True)
-            os.replace(config_backup, target)
-            restored.append(os.path.relpath(target, root))
+        os.replace(config_backup, target)
+        restored.append(os.path.relpath(target, root))
+
     # otherwise lock_config.h stays: it holds the user's choices, and the next transform merges them
     shutil.rmtree(root / STATE_DIR)
     return restored, own_config

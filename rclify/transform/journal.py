@@ -10,7 +10,11 @@ import os
 import shutil
 from pathlib import Path
 
-from rclify.transform.records import BACKUP_DIR, JOURNAL_DIR, STATE_DIR, STATE_FILE, WRITTEN_DIR, shown_path
+from rclify import atomic_file, tree_paths
+from rclify.errors import UsageError
+from rclify.transform.records import BACKUP_DIR, JOURNAL_DIR, STATE_DIR, STATE_FILE, WRITTEN_DIR
+
+PHASES = ("writing", "records")  # every file is being written; every file is written, the records are next
 
 
 def sync_dir(path: Path) -> None:
@@ -22,21 +26,19 @@ def sync_dir(path: Path) -> None:
 
 
 def write_journal(root: Path, paths: list[Path], made_state_dir: bool) -> Path:
-    """.rclify/journal/: journal.json (phase `writing`, each path about to change: relative to the
-    root, or absolute outside it, its mode, or the target of a symbolic link) and pre/N, the bytes
-    of path N as they are now.  Written beside and renamed into place: a journal either is whole
-    or is not there."""
+    """.rclify/journal/: journal.json (phase `writing`, each path about to change, relative to the
+    root, its mode) and pre/N, the bytes of path N as they are now.  Every path is a file of the
+    tree (tree_paths: no link, nothing outside it).  Written beside and renamed into place: a
+    journal either is whole or is not there."""
     state_dir = root / STATE_DIR
     tmp, journal = state_dir / f"{JOURNAL_DIR}.tmp", state_dir / JOURNAL_DIR
     shutil.rmtree(tmp, ignore_errors=True)
     (tmp / "pre").mkdir(parents=True)
     entries = []
     for n, path in enumerate(paths):
-        shown = shown_path(path, root)
-        entry = {"path": shown, "pre": None}
-        if path.is_symlink():
-            entry["link"] = os.readlink(path)
-        elif path.is_file():
+        path = tree_paths.file_in(root, path, "a file the transform changes")
+        entry = {"path": os.path.relpath(path, root), "pre": None}
+        if path.is_file():
             entry["pre"], entry["mode"] = str(n), path.stat().st_mode & 0o7777
             with open(tmp / "pre" / str(n), "wb") as out:
                 out.write(path.read_bytes())
@@ -53,8 +55,34 @@ def write_journal(root: Path, paths: list[Path], made_state_dir: bool) -> Path:
     return journal
 
 
-def mark_phase(journal: Path, phase: str) -> None:
-    record = json.loads((journal / "journal.json").read_text())
+def read_journal(root: Path, journal: Path) -> dict:
+    """journal.json, checked whole before anything is rolled back or swapped: a journal comes
+    from the tree (a repository or a tarball can carry one), so each path it names must be a file
+    of the tree (tree_paths) and each `pre` a saved copy in the journal; anything else is refused
+    in one line, nothing changed."""
+    path = journal / "journal.json"
+    def refuse(why: str) -> UsageError:
+        return UsageError(f"{path}: {why}: not a journal rclify wrote, refused (nothing was changed); if the tree's "
+                          f"files are as you want them, remove {journal}")
+    try:
+        record = json.loads(path.read_text())
+    except (OSError, UnicodeDecodeError, ValueError) as err:
+        raise refuse(f"unreadable ({err})") from None
+    if not (isinstance(record, dict) and record.get("phase") in PHASES and isinstance(record.get("entries"), list)):
+        raise refuse("no phase and list of entries")
+    for entry in record["entries"]:
+        if not isinstance(entry, dict) or set(entry) - {"path", "pre", "mode"}:
+            raise refuse(f"entry {entry!r} is not a path, its saved copy and mode")
+        tree_paths.relative(root, entry.get("path"), str(path))
+        pre, mode = entry.get("pre"), entry.get("mode")
+        if pre is not None and not (isinstance(pre, str) and pre.isdigit() and (journal / "pre" / pre).is_file()
+                                    and isinstance(mode, int) and 0 <= mode <= 0o7777):
+            raise refuse(f"entry {entry['path']!r}: no saved copy pre/{pre} with its mode")
+    return record
+
+
+def mark_phase(root: Path, journal: Path, phase: str) -> None:
+    record = read_journal(root, journal)
     record["phase"] = phase
     tmp = journal / "journal.json.tmp"
     with open(tmp, "w") as out:
@@ -65,28 +93,21 @@ def mark_phase(journal: Path, phase: str) -> None:
 
 
 def roll_back(root: Path, journal: Path) -> int:
-    """Puts every journaled path back as it was; returns how many."""
-    record = json.loads((journal / "journal.json").read_text())
+    """Puts every journaled path back as it was; returns how many.  The whole journal is checked
+    first (read_journal): a path outside the tree or through a link changes nothing."""
+    record = read_journal(root, journal)
     for entry in record["entries"]:
-        path = root / entry["path"]  # an absolute path (a --config outside the tree) stays itself
-        path.with_name(f".{path.name}.rclify-tmp").unlink(missing_ok=True)  # apply._atomic_write's
-        if entry.get("link") is not None:
-            if not (path.is_symlink() and os.readlink(path) == entry["link"]):
-                path.unlink(missing_ok=True)
-                os.symlink(entry["link"], path)
-        elif entry["pre"] is None:
+        path = root / entry["path"]
+        tmp_name = f".{path.name}.rclify-tmp"  # apply's atomic writes'
+        path.with_name(tmp_name).unlink(missing_ok=True)
+        if entry["pre"] is None:
             path.unlink(missing_ok=True)
+            continue
+        pre = (journal / "pre" / entry["pre"]).read_bytes()
+        if not path.is_file() or path.read_bytes() != pre:
+            atomic_file.write_bytes(path, pre, tmp_name=tmp_name, mode=entry["mode"])
         else:
-            pre = (journal / "pre" / entry["pre"]).read_bytes()
-            if path.is_symlink() or not path.is_file() or path.read_bytes() != pre:
-                if path.is_symlink():
-                    path.unlink()
-                tmp = path.with_name(f".{path.name}.rclify-tmp")
-                tmp.write_bytes(pre)
-                os.chmod(tmp, entry["mode"])
-                os.replace(tmp, path)
-            elif entry.get("mode") is not None:
-                os.chmod(path, entry["mode"])
+            os.chmod(path, entry["mode"])
     drop_journal(journal)
     return len(record["entries"])
 

@@ -10,7 +10,8 @@
     config.orig  the tree's own lock_config.h (not one rclify wrote), which revert puts back
 
 apply.py writes these records (its commit, with journal.py's journal) and takes them back out
-(revert).  Paths read from state.json are confined to the tree: a crafted `../victim` is refused.
+(revert).  Paths read from state.json are confined to the tree (rclify/tree_paths.py): a crafted
+`../victim`, or a link where rclify would write, is refused.
 """
 
 import hashlib
@@ -18,8 +19,8 @@ import json
 import os
 from pathlib import Path
 
-from rclify import __version__
-from rclify.errors import UsageError
+from rclify import __version__, tree_paths
+from rclify.errors import OutsideTreeError, UsageError
 
 STATE_DIR = ".rclify"
 STATE_FILE = "state.json"
@@ -30,12 +31,13 @@ GENERATED_MARK = b"rclify_cs_"  # in every file with an extracted section
 
 
 def read_state(root: Path) -> dict | None:
-    path = root / STATE_DIR / STATE_FILE
+    """state.json, checked: what it names lies inside the tree (tree_paths), .rclify/ holds no link."""
+    path = tree_paths.state_dir(root, STATE_DIR) / STATE_FILE
     if not path.exists():
         return None
     try:
         state = json.loads(path.read_text())
-    except (OSError, json.JSONDecodeError) as err:
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
         raise UsageError(f"{path}: unreadable rclify state ({err}); run `rclify revert` or remove it") from None
     if not isinstance(state, dict):
         raise UsageError(f"{path}: unreadable rclify state (not a JSON object); run `rclify revert` or remove it")
@@ -50,27 +52,25 @@ def read_state(root: Path) -> dict | None:
 
 def _check_paths(root: Path, path: Path, state: dict) -> None:
     """Every file state.json names lies inside the tree (a crafted `../victim` or `/etc/x` would
-    make revert overwrite a file outside it)."""
-    files = state.get("files")
-    if not isinstance(files, list) or not all(isinstance(f, str) for f in files):
-        raise UsageError(f"{path}: unreadable rclify state (`files` is not a list of paths); run `rclify revert` "
-                         "or remove it")
-    for rel in [*files, *state.get("written", {}), *state.get("sources", {})]:
-        if not inside(root, rel):
-            raise UsageError(f"{path}: names {rel!r}, a path outside {root}: refused (nothing was changed)")
-
-
-def inside(root: Path, rel: str) -> bool:
-    """rel is a relative path that stays inside root (no `..` out of it, not absolute, through no
-    symbolic link to a directory outside it)."""
-    if not rel or os.path.isabs(rel) or ".." in Path(rel).parts:
-        return False
-    return os.path.realpath(root / Path(rel).parent).startswith(os.path.realpath(root) + os.sep) \
-        or os.path.realpath(root / Path(rel).parent) == os.path.realpath(root)
+    make revert overwrite a file outside it); the files rclify writes (those it changed,
+    lock_config.h) are no links either."""
+    for key, kind, required in (("files", list, True), ("written", dict, False), ("sources", dict, False),
+                                ("config", str, False)):
+        if (key in state or required) and not isinstance(state.get(key), kind):
+            raise UsageError(f"{path}: unreadable rclify state (`{key}` is not a {kind.__name__}); run "
+                             "`rclify revert` or remove it")
+    for rel in [*state.get("written", {}), *state.get("sources", {})]:  # hashed and compared, never written
+        if not isinstance(rel, str) or not tree_paths.is_relative_name(rel):
+            raise OutsideTreeError(f"{path} names {rel!r}, a path outside {root}: refused (nothing was changed)")
+    for rel in state["files"]:
+        tree_paths.relative(root, rel, str(path))
+    if "config" in state:
+        tree_paths.relative(root, state["config"], f"{path} (lock_config.h)")
 
 
 def config_path_of(root: Path, state: dict) -> Path:
-    return root / state["config"]  # relative to the root, or absolute when outside it
+    """lock_config.h as state.json names it: inside the tree, no link (read_state checked it)."""
+    return tree_paths.relative(root, state["config"], f"{root / STATE_DIR / STATE_FILE} (lock_config.h)")
 
 
 def refuse_foreign_transformation(root: Path, files: list[Path]) -> None:

@@ -5,7 +5,8 @@ user's later edits carried onto its originals (rerun.py).  One run per tree at a
 import shutil
 from pathlib import Path
 
-from rclify import atomic_file
+from rclify import atomic_file, tree_paths
+
 from rclify.errors import UsageError
 from rclify.progress import Progress
 from rclify.transform import apply as apply_step, records, rerun
@@ -25,7 +26,9 @@ def _run(root: Path, options: Options, progress: Progress) -> Outcome:
     state = records.read_state(root)
     if state is not None:  # a transformed tree: take up what changed since (rerun.py)
         return rerun.run(root, state, options, progress)
-    config_path = (options.config or root / "lock_config.h").resolve()
+    # lock_config.h before any work: the compile check writes it into a scratch copy of the tree
+    # (a link there would be written through), and the commit into the tree
+    config_path = tree_paths.file_in(root, options.config or root / "lock_config.h", "lock_config.h")
     skipped: dict[str, str] = {}
     files = source_files(root, skipped)
     records.refuse_foreign_transformation(root, files)
@@ -62,11 +65,9 @@ def _check_arguments(options: Options) -> None:
     if options.config is not None:
         atomic_file.check_writable(options.config, "--config")
         tree = options.output.resolve() if options.output is not None else src
-        if not options.config.resolve().is_relative_to(tree):
-            # the changed files #include it by its path relative to each of them, and the compile
-            # check writes it into its scratch copy of the tree
-            raise UsageError(f"--config {options.config}: outside the tree {tree} (give a path inside it; "
-                             "nothing was changed)")
+        # the changed files #include it by its path relative to each of them, and the compile
+        # check writes it into its scratch copy of the tree
+        tree_paths.file_in(tree, options.config, "--config")
     if options.output is not None:
         out = options.output.resolve()
         if out.exists() and not out.is_dir():

@@ -1,0 +1,169 @@
+"""Hostile and faulty inputs a tree can carry (a repository or a tarball holds `.rclify/`,
+`lock_config.h` and `rclify.toml` like any file): one line, exit 2, nothing changed in the tree,
+and nothing outside it touched: a sentinel folder beside the tree is compared byte for byte."""
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from test_bad_input import one_line_error, rclify, snapshot, tree_of
+
+
+@pytest.fixture
+def outside(tmp_path) -> Path:
+    """A folder outside the tree, with what recovery and the records would touch: next/, old/,
+    journal.tmp/ with files in them, and a file a link could point at."""
+    folder = tmp_path / "outside"
+    for sub in ("next/written", "old", "journal.tmp/pre", "kept"):
+        (folder / sub).mkdir(parents=True)
+        (folder / sub / "precious.txt").write_bytes(b"not rclify's: " + sub.encode() + b"\n")
+    (folder / "victim.h").write_bytes(b"/* a header outside the tree */\n#define KEEP 1\n")
+    return folder
+
+
+def transformed(tmp_path: Path) -> Path:
+    tree = tree_of(tmp_path)
+    proc = rclify("transform", tree, "-q")
+    assert proc.returncode == 0, proc.stderr
+    return tree
+
+
+def refused_everywhere(tmp_path: Path, tree: Path, commands: list[list], *words: str) -> None:
+    """Each command: one line naming words, exit 2; the tree and everything beside it (the
+    sentinel folder) byte for byte as before."""
+    before = snapshot(tmp_path)
+    for command in commands:
+        one_line_error(rclify(*command), *words)
+        assert snapshot(tmp_path) == before, command
+
+
+def craft_journal(tree: Path, entries: list[dict], pre: dict[str, bytes] | None = None, text: str | None = None):
+    journal = tree / ".rclify" / "journal"
+    (journal / "pre").mkdir(parents=True)
+    for name, data in (pre or {}).items():
+        (journal / "pre" / name).write_bytes(data)
+    record = {"phase": "writing", "entries": entries, "made_state_dir": False}
+    (journal / "journal.json").write_text(json.dumps(record) if text is None else text)
+
+
+@pytest.mark.parametrize("path", ["ABSOLUTE", "../outside/victim.h", "sub/../../outside/victim.h"])
+def test_a_journal_naming_a_path_outside_the_tree_is_refused(tmp_path, outside, path):
+    tree = transformed(tmp_path)
+    target = str(outside / "victim.h") if path == "ABSOLUTE" else path
+    # a rollback would write pre/0 over the target, and delete the second entry's file
+    craft_journal(tree, [{"path": target, "pre": "0", "mode": 0o644}, {"path": "../outside/kept/precious.txt",
+                                                                        "pre": None}], {"0": b"overwritten\n"})
+    refused_everywhere(tmp_path, tree, [["revert", tree], ["revert", "--force", tree], ["transform", tree, "-q"]],
+                       "journal.json", "outside")
+
+
+def test_a_journal_whose_saved_copy_lies_outside_it_is_refused(tmp_path, outside):
+    tree = transformed(tmp_path)
+    craft_journal(tree, [{"path": "main.c", "pre": "../../../outside/victim.h", "mode": 0o644}])
+    refused_everywhere(tmp_path, tree, [["revert", tree], ["transform", tree, "-q"]], "journal.json",
+                       "not a journal rclify wrote")
+
+
+@pytest.mark.parametrize("text", ['{"phase": "wri', "", "[]", '{"phase": "writing", "entries": [{"path": 7}]}',
+                                  '{"phase": "done", "entries": []}'])
+def test_a_truncated_or_malformed_journal_is_one_line(tmp_path, outside, text):
+    tree = transformed(tmp_path)
+    craft_journal(tree, [], text=text)
+    refused_everywhere(tmp_path, tree, [["revert", tree], ["transform", tree, "-q"]], "journal")
+    refused_everywhere(tmp_path, tree, [["transform", tree, "--dry-run"]], "interrupted")
+
+
+def test_a_journal_entry_that_is_now_a_link_is_refused(tmp_path, outside):
+    tree = transformed(tmp_path)
+    (tree / "main.c").unlink()
+    (tree / "main.c").symlink_to(outside / "victim.h")
+    craft_journal(tree, [{"path": "main.c", "pre": "0", "mode": 0o644}], {"0": b"int main(void) { return 0; }\n"})
+    refused_everywhere(tmp_path, tree, [["revert", tree], ["transform", tree, "-q"]], "symbolic link")
+
+
+@pytest.mark.parametrize("transformed_first", [False, True])
+def test_rclify_directory_as_a_link_to_an_outside_folder_is_refused(tmp_path, outside, transformed_first):
+    tree = transformed(tmp_path) if transformed_first else tree_of(tmp_path)
+    if transformed_first:  # its records moved out, the link in their place: recovery would swap and delete there
+        for record in ("state.json", "backup", "written"):
+            os.rename(tree / ".rclify" / record, outside / record)
+        (tree / ".rclify").rmdir()
+
+    (tree / ".rclify").symlink_to(outside)
+    commands = [["transform", tree, "-q"], ["transform", tree, "--dry-run"], ["revert", tree],
+                ["check", tree, "--build", "true", "--test", "true"]]
+    refused_everywhere(tmp_path, tree, commands, ".rclify", "symbolic link")
+
+
+@pytest.mark.parametrize("inner", ["next", "journal.tmp", "backup/main.c", "old"])
+def test_a_link_inside_the_rclify_directory_is_refused(tmp_path, outside, inner):
+    tree = transformed(tmp_path)
+    link = tree / ".rclify" / inner
+    if link.is_dir():
+        os.rename(link, tmp_path / "moved")
+    elif link.exists():
+        link.unlink()
+    link.symlink_to(outside / "victim.h" if inner.endswith(".c") else outside / "next")
+    refused_everywhere(tmp_path, tree, [["transform", tree, "-q"], ["revert", tree], ["revert", "--force", tree]],
+                       "symbolic link")
+
+
+def test_lock_config_as_a_link_to_an_outside_file_is_refused(tmp_path, outside):
+    tree = tree_of(tmp_path)
+    (tree / "lock_config.h").symlink_to(outside / "victim.h")
+    refused_everywhere(tmp_path, tree, [["transform", tree, "-q"], ["transform", tree, "--dry-run"],
+                                        ["transform", tree, "-q", "--config", tree / "lock_config.h"]],
+                       "lock_config.h", "symbolic link")
+
+
+def test_lock_config_made_a_link_after_the_transform_is_refused(tmp_path, outside):
+    tree = transformed(tmp_path)
+    (tree / "lock_config.h").unlink()
+    (tree / "lock_config.h").symlink_to(outside / "victim.h")
+    with open(tree / "main.c", "a") as source:  # an edit, so that the transform runs again
+        source.write("/* edited */\n")
+    refused_everywhere(tmp_path, tree, [["transform", tree, "-q"], ["revert", tree]], "symbolic link")
+
+
+@pytest.mark.parametrize("config", ["../outside/victim.h", "ABSOLUTE"])
+def test_state_naming_lock_config_outside_the_tree_is_refused(tmp_path, outside, config):
+    tree = transformed(tmp_path)
+    state_path = tree / ".rclify" / "state.json"
+    state = json.loads(state_path.read_text())
+    state["config"], state["config_backup"] = str(outside / "victim.h") if config == "ABSOLUTE" else config, True
+    (tree / ".rclify" / "config.orig").write_bytes(b"/* would replace the victim */\n")
+    state_path.write_text(json.dumps(state))
+    with open(tree / "main.c", "a") as source:
+        source.write("/* edited */\n")
+    refused_everywhere(tmp_path, tree, [["revert", "--force", tree], ["transform", tree, "-q"]], "outside")
+
+
+def test_a_transformed_file_made_a_link_is_not_reverted_through(tmp_path, outside):
+    tree = transformed(tmp_path)
+    (tree / "registry.h").unlink()
+    (tree / "registry.h").symlink_to(outside / "victim.h")
+    refused_everywhere(tmp_path, tree, [["revert", "--force", tree]], "registry.h", "symbolic link")
+
+
+def test_rclify_toml_as_a_link_is_refused(tmp_path, outside):
+    tree = tree_of(tmp_path)
+    (outside / "rclify.toml").write_bytes(b'[check]\nbuild = "true"\ntest = "true"\n')
+    (tree / "rclify.toml").symlink_to(outside / "rclify.toml")
+    refused_everywhere(tmp_path, tree, [["check", tree], ["check", tree, "--build", "true", "--test", "true"]],
+                       "rclify.toml", "symbolic link")
+
+
+def test_a_link_under_the_temporary_files_name_is_not_written_through(tmp_path, outside):
+    """.NAME.rclify-tmp is a name no tree uses, but a crafted tree can: it is replaced, not written
+    through, and the transform goes through."""
+    tree = tree_of(tmp_path)
+    (tree / ".main.c.rclify-tmp").symlink_to(outside / "victim.h")
+    (tree / ".lock_config.h.rclify-tmp").symlink_to(outside / "victim.h")
+    before = snapshot(outside)
+    proc = rclify("transform", tree, "-q")
+    assert proc.returncode == 0, proc.stderr
+    assert snapshot(outside) == before
+    assert not (tree / ".main.c.rclify-tmp").exists() and not (tree / ".main.c.rclify-tmp").is_symlink()
+    assert b"rclify_cs_" in (tree / "main.c").read_bytes()
