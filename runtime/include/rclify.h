@@ -13,6 +13,10 @@
  *
  * The header is C99 (and C++) compatible: programs may be built with older -std flags than the
  * runtime itself (C11).
+ *
+ * Names: every parameter, macro parameter and inline function local here is rcl_p_* or rcl_l_*,
+ * attributes are spelled __x__: a program's `#define n 0xe` before the include reaches none of them
+ * (tests/test_header_names.py).  The structs' members are not prefixed yet (runtime/src reads them).
  */
 #ifndef RCLIFY_H
 #define RCLIFY_H
@@ -32,7 +36,7 @@ extern "C" {
  */
 enum rcl_algorithm {
     RCL_ALG_UNRESOLVED = 0, /* statically initialised, not used yet: resolved on first use */
-#define RCL_ALGORITHM(ENUM, name, description) RCL_ALG_##ENUM,
+#define RCL_ALGORITHM(rcl_p_ENUM, rcl_p_name, rcl_p_description) RCL_ALG_##rcl_p_ENUM,
 #include "rclify/algorithms.def"
 #undef RCL_ALGORITHM
     RCL_ALG_COUNT
@@ -58,11 +62,11 @@ typedef struct rcl_lock_config {
 enum rcl_wait_policy { RCL_WAIT_AUTO = 0, RCL_WAIT_SPIN, RCL_WAIT_YIELD, RCL_WAIT_PARK, RCL_WAIT_COUNT };
 
 #define RCL_MAX_SERVERS 64
-#define RCL_LOCK_CONFIG(id, alg, server, cpu) { (id), (alg), (server), (cpu), RCL_WAIT_AUTO }
-#define RCL_LOCK_CONFIG_POLICY(id, alg, server, cpu, policy) { (id), (alg), (server), (cpu), (policy) }
+#define RCL_LOCK_CONFIG(rcl_p_id, rcl_p_alg, rcl_p_server, rcl_p_cpu) { (rcl_p_id), (rcl_p_alg), (rcl_p_server), (rcl_p_cpu), RCL_WAIT_AUTO }
+#define RCL_LOCK_CONFIG_POLICY(rcl_p_id, rcl_p_alg, rcl_p_server, rcl_p_cpu, rcl_p_policy) { (rcl_p_id), (rcl_p_alg), (rcl_p_server), (rcl_p_cpu), (rcl_p_policy) }
 #define RCL_CONFIG_DEFAULT RCL_LOCK_CONFIG(NULL, RCL_ALG_POSIX, 0, -1)
 /* A pointer to a configuration given as a lock_config.h macro: rcl_mutex_init(&m, NULL, RCL_CONFIG_REF(RCLIFY_LOCK_x)) */
-#define RCL_CONFIG_REF(cfg) (&(const rcl_lock_config_t)cfg)
+#define RCL_CONFIG_REF(rcl_p_cfg) (&(const rcl_lock_config_t)rcl_p_cfg)
 
 /* The posix fast path reads `alg` and the words of `posix`: they come first, together, so that in
  * an array of locks (80-byte elements) they share one cache line for three elements in four,
@@ -76,15 +80,15 @@ typedef struct rcl_mutex {
 } rcl_mutex_t;
 
 /* kind 0 is glibc's PTHREAD_MUTEX_DEFAULT (named constants need feature macros a program may lack) */
-#define RCL_MUTEX_INITIALIZER(cfg) \
-    { RCL_ALG_UNRESOLVED, 0, PTHREAD_MUTEX_INITIALIZER, NULL, cfg }
+#define RCL_MUTEX_INITIALIZER(rcl_p_cfg) \
+    { RCL_ALG_UNRESOLVED, 0, PTHREAD_MUTEX_INITIALIZER, NULL, rcl_p_cfg }
 #ifdef PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP
-#define RCL_RECURSIVE_MUTEX_INITIALIZER(cfg) \
-    { RCL_ALG_UNRESOLVED, PTHREAD_MUTEX_RECURSIVE, PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP, NULL, cfg }
+#define RCL_RECURSIVE_MUTEX_INITIALIZER(rcl_p_cfg) \
+    { RCL_ALG_UNRESOLVED, PTHREAD_MUTEX_RECURSIVE, PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP, NULL, rcl_p_cfg }
 #endif
 #ifdef PTHREAD_ERRORCHECK_MUTEX_INITIALIZER_NP
-#define RCL_ERRORCHECK_MUTEX_INITIALIZER(cfg) \
-    { RCL_ALG_UNRESOLVED, PTHREAD_MUTEX_ERRORCHECK, PTHREAD_ERRORCHECK_MUTEX_INITIALIZER_NP, NULL, cfg }
+#define RCL_ERRORCHECK_MUTEX_INITIALIZER(rcl_p_cfg) \
+    { RCL_ALG_UNRESOLVED, PTHREAD_MUTEX_ERRORCHECK, PTHREAD_ERRORCHECK_MUTEX_INITIALIZER_NP, NULL, rcl_p_cfg }
 #endif
 
 typedef struct rcl_cond {
@@ -100,10 +104,10 @@ typedef struct rcl_cond {
  * A critical section extracted into a function.  It returns 0 when it ends by falling through its
  * final unlock, or the positive flag value of the early exit it took (the caller dispatches on it).
  */
-typedef int (*rcl_cs_fn)(void *ctx);
+typedef int (*rcl_cs_fn)(void *rcl_p_ctx);
 
 /* Mutexes.  Return values are those of the pthread equivalents. */
-int rcl_mutex_init(rcl_mutex_t *m, const pthread_mutexattr_t *attr, const rcl_lock_config_t *config);
+int rcl_mutex_init(rcl_mutex_t *rcl_p_m, const pthread_mutexattr_t *rcl_p_attr, const rcl_lock_config_t *rcl_p_config);
 
 /*
  * Locks created through a helper function of the program (`int lock_setup(lock_t *l)` that calls
@@ -121,36 +125,36 @@ typedef struct rcl_lock_site {
     const char *init_id;      /* id of an init site inside the helper; NULL ends a list */
     rcl_lock_config_t config; /* the configuration a lock initialised there takes */
 } rcl_lock_site_t;
-#define RCL_SITE(init_id, cfg) { (init_id), cfg }
+#define RCL_SITE(rcl_p_init_id, rcl_p_cfg) { (rcl_p_init_id), rcl_p_cfg }
 /* Opens the sites (a list ended by a NULL init_id) on this thread unless sites are open already;
  * returns what was open before, for rcl_lock_site_leave. */
-const rcl_lock_site_t *rcl_lock_site_enter(const rcl_lock_site_t *sites);
-void rcl_lock_site_leave(const rcl_lock_site_t *outer);
+const rcl_lock_site_t *rcl_lock_site_enter(const rcl_lock_site_t *rcl_p_sites);
+void rcl_lock_site_leave(const rcl_lock_site_t *rcl_p_outer);
 #define RCL_LOCK_SITES_(...) ((const rcl_lock_site_t[]){ __VA_ARGS__, { NULL, RCL_CONFIG_DEFAULT } })
-#define RCL_LOCK_SITE(call, ...)                                                              \
+#define RCL_LOCK_SITE(rcl_p_call, ...)                                                        \
     (__extension__({                                                                          \
         const rcl_lock_site_t *rcl_site_outer_ = rcl_lock_site_enter(RCL_LOCK_SITES_(__VA_ARGS__)); \
-        __typeof__(call) rcl_site_value_ = (call);                                            \
+        __typeof__(rcl_p_call) rcl_site_value_ = (rcl_p_call);                                \
         rcl_lock_site_leave(rcl_site_outer_);                                                 \
         rcl_site_value_;                                                                      \
     }))
-#define RCL_LOCK_SITE_VOID(call, ...)                                                         \
+#define RCL_LOCK_SITE_VOID(rcl_p_call, ...)                                                   \
     (__extension__({                                                                          \
         const rcl_lock_site_t *rcl_site_outer_ = rcl_lock_site_enter(RCL_LOCK_SITES_(__VA_ARGS__)); \
-        call; /* unparenthesised: a statement macro's `do { ... } while (0)` too */          \
+        rcl_p_call; /* unparenthesised: a statement macro's `do { ... } while (0)` too */    \
         rcl_lock_site_leave(rcl_site_outer_);                                                 \
     }))
-int rcl_mutex_destroy(rcl_mutex_t *m);
+int rcl_mutex_destroy(rcl_mutex_t *rcl_p_m);
 /* The robust and priority-ceiling calls.  A mutex created robust or with a priority protocol runs
  * on its pthread mutex whatever its configuration (rcl_mutex_init), so these are that mutex's own
  * calls, with its results (EINVAL on a mutex created without the attribute, as pthread's). */
-int rcl_mutex_consistent(rcl_mutex_t *m);
-int rcl_mutex_consistent_np(rcl_mutex_t *m); /* the same */
-int rcl_mutex_getprioceiling(const rcl_mutex_t *m, int *prioceiling);
-int rcl_mutex_setprioceiling(rcl_mutex_t *m, int prioceiling, int *old_ceiling);
-int rcl_mutex_lock_slow(rcl_mutex_t *m);
-int rcl_mutex_unlock_slow(rcl_mutex_t *m);
-int rcl_mutex_trylock_slow(rcl_mutex_t *m);
+int rcl_mutex_consistent(rcl_mutex_t *rcl_p_m);
+int rcl_mutex_consistent_np(rcl_mutex_t *rcl_p_m); /* the same */
+int rcl_mutex_getprioceiling(const rcl_mutex_t *rcl_p_m, int *rcl_p_prioceiling);
+int rcl_mutex_setprioceiling(rcl_mutex_t *rcl_p_m, int rcl_p_prioceiling, int *rcl_p_old_ceiling);
+int rcl_mutex_lock_slow(rcl_mutex_t *rcl_p_m);
+int rcl_mutex_unlock_slow(rcl_mutex_t *rcl_p_m);
+int rcl_mutex_trylock_slow(rcl_mutex_t *rcl_p_m);
 
 /*
  * Timed locks, hybrid mode like rcl_mutex_lock (release with rcl_mutex_unlock), on every
@@ -159,96 +163,96 @@ int rcl_mutex_trylock_slow(rcl_mutex_t *m);
  * passed; EINVAL for another clock, or for a tv_nsec outside 0..999999999 when the lock cannot be
  * taken at once; EDEADLK for an errorcheck lock the caller holds (a normal one times out).
  */
-int rcl_mutex_timedlock(rcl_mutex_t *m, const struct timespec *abstime);
-int rcl_mutex_clocklock(rcl_mutex_t *m, clockid_t clock, const struct timespec *abstime);
+int rcl_mutex_timedlock(rcl_mutex_t *rcl_p_m, const struct timespec *rcl_p_abstime);
+int rcl_mutex_clocklock(rcl_mutex_t *rcl_p_m, clockid_t rcl_p_clock, const struct timespec *rcl_p_abstime);
 
 /*
  * Runs fn(ctx) with m held and returns fn's value.  Under RCL the section runs on m's server; when
  * ctx_size is non-zero and small enough the context is copied into the client's mailbox and back,
  * so fn must not depend on the address of *ctx.
  */
-static inline int rcl_execute_sized(rcl_mutex_t *m, rcl_cs_fn fn, void *ctx, size_t ctx_size);
-int rcl_execute_sized_slow(rcl_mutex_t *m, rcl_cs_fn fn, void *ctx, size_t ctx_size);
-void rcl_execute_lock_failed(rcl_mutex_t *m, int err) __attribute__((noreturn, cold));
-#define rcl_execute(m, fn, ctx) rcl_execute_sized((m), (fn), (ctx), 0)
-#define RCL_EXECUTE(m, fn, ctxp) rcl_execute_sized((m), (fn), (ctxp), sizeof *(ctxp))
+static inline int rcl_execute_sized(rcl_mutex_t *rcl_p_m, rcl_cs_fn rcl_p_fn, void *rcl_p_ctx, size_t rcl_p_ctx_size);
+int rcl_execute_sized_slow(rcl_mutex_t *rcl_p_m, rcl_cs_fn rcl_p_fn, void *rcl_p_ctx, size_t rcl_p_ctx_size);
+void rcl_execute_lock_failed(rcl_mutex_t *rcl_p_m, int rcl_p_err) __attribute__((__noreturn__, __cold__));
+#define rcl_execute(rcl_p_m, rcl_p_fn, rcl_p_ctx) rcl_execute_sized((rcl_p_m), (rcl_p_fn), (rcl_p_ctx), 0)
+#define RCL_EXECUTE(rcl_p_m, rcl_p_fn, rcl_p_ctxp) rcl_execute_sized((rcl_p_m), (rcl_p_fn), (rcl_p_ctxp), sizeof *(rcl_p_ctxp))
 
 /*
  * Trylock form (paper, Algorithm 3): the context must begin with an int that receives 1 when the
  * lock was taken and 0 when it was busy; fn runs in both cases and must only touch protected data
  * when it was told it holds the lock.  The lock is released when fn returns.
  */
-int rcl_execute_trylock(rcl_mutex_t *m, rcl_cs_fn fn, void *ctx);
+int rcl_execute_trylock(rcl_mutex_t *rcl_p_m, rcl_cs_fn rcl_p_fn, void *rcl_p_ctx);
 
 /*
  * The same, for sections that must run on the calling thread because they use thread-local
  * state (__thread variables, pthread_getspecific, errno): under RCL the lock is taken in hybrid
  * mode and the section runs here.  rclify transform chooses these for such sections.
  */
-int rcl_execute_local(rcl_mutex_t *m, rcl_cs_fn fn, void *ctx);
+int rcl_execute_local(rcl_mutex_t *rcl_p_m, rcl_cs_fn rcl_p_fn, void *rcl_p_ctx);
 
 /*
  * Sections that may wait on a condition variable (rclify transform sees an rcl_cond_*wait in
  * them): a combining lock's combiner cannot block for another thread, so there they run on the
  * calling thread holding the lock; other algorithms run them as rcl_execute does.
  */
-int rcl_execute_may_wait(rcl_mutex_t *m, rcl_cs_fn fn, void *ctx, size_t ctx_size);
-#define RCL_EXECUTE_MAY_WAIT(m, fn, ctxp) rcl_execute_may_wait((m), (fn), (ctxp), sizeof *(ctxp))
-int rcl_execute_trylock_local(rcl_mutex_t *m, rcl_cs_fn fn, void *ctx);
+int rcl_execute_may_wait(rcl_mutex_t *rcl_p_m, rcl_cs_fn rcl_p_fn, void *rcl_p_ctx, size_t rcl_p_ctx_size);
+#define RCL_EXECUTE_MAY_WAIT(rcl_p_m, rcl_p_fn, rcl_p_ctxp) rcl_execute_may_wait((rcl_p_m), (rcl_p_fn), (rcl_p_ctxp), sizeof *(rcl_p_ctxp))
+int rcl_execute_trylock_local(rcl_mutex_t *rcl_p_m, rcl_cs_fn rcl_p_fn, void *rcl_p_ctx);
 
 /* Condition variables: work with every algorithm, inside extracted sections and hybrid ones. */
-int rcl_cond_init(rcl_cond_t *c, const pthread_condattr_t *attr);
-int rcl_cond_destroy(rcl_cond_t *c);
-int rcl_cond_wait(rcl_cond_t *c, rcl_mutex_t *m);
-int rcl_cond_timedwait(rcl_cond_t *c, rcl_mutex_t *m, const struct timespec *abstime);
+int rcl_cond_init(rcl_cond_t *rcl_p_c, const pthread_condattr_t *rcl_p_attr);
+int rcl_cond_destroy(rcl_cond_t *rcl_p_c);
+int rcl_cond_wait(rcl_cond_t *rcl_p_c, rcl_mutex_t *rcl_p_m);
+int rcl_cond_timedwait(rcl_cond_t *rcl_p_c, rcl_mutex_t *rcl_p_m, const struct timespec *rcl_p_abstime);
 /* abstime on `clock` (CLOCK_REALTIME or CLOCK_MONOTONIC, else EINVAL), whatever c's condattr says. */
-int rcl_cond_clockwait(rcl_cond_t *c, rcl_mutex_t *m, clockid_t clock, const struct timespec *abstime);
-int rcl_cond_signal(rcl_cond_t *c);
-int rcl_cond_broadcast(rcl_cond_t *c);
+int rcl_cond_clockwait(rcl_cond_t *rcl_p_c, rcl_mutex_t *rcl_p_m, clockid_t rcl_p_clock, const struct timespec *rcl_p_abstime);
+int rcl_cond_signal(rcl_cond_t *rcl_p_c);
+int rcl_cond_broadcast(rcl_cond_t *rcl_p_c);
 
 /* Introspection and statistics (also printed at exit when RCLIFY_STATS=1). */
-const char *rcl_algorithm_name(int alg);
+const char *rcl_algorithm_name(int rcl_p_alg);
 /* The lock ids of the program's lock_config.h, registered by each file that includes it (from a
  * constructor): an RCLIFY_LOCKS pattern that matches none of them stops the program at start-up,
  * on one line listing them (a typo would have left every lock it meant on its configuration). */
-void rcl_known_lock_ids(const char *const *ids, int n);
-int rcl_mutex_algorithm(rcl_mutex_t *m); /* resolves the lock if needed */
-void rcl_stats_print(int fd);
+void rcl_known_lock_ids(const char *const *rcl_p_ids, int rcl_p_n);
+int rcl_mutex_algorithm(rcl_mutex_t *rcl_p_m); /* resolves the lock if needed */
+void rcl_stats_print(int rcl_p_fd);
 
 /* Fast paths: under the posix algorithm a lock is one predictable branch and the pthread call. */
-static inline int rcl_mutex_lock(rcl_mutex_t *m)
+static inline int rcl_mutex_lock(rcl_mutex_t *rcl_p_m)
 {
-    if (__builtin_expect(__atomic_load_n(&m->alg, __ATOMIC_RELAXED) == RCL_ALG_POSIX, 1))
-        return pthread_mutex_lock(&m->posix);
-    return rcl_mutex_lock_slow(m);
+    if (__builtin_expect(__atomic_load_n(&rcl_p_m->alg, __ATOMIC_RELAXED) == RCL_ALG_POSIX, 1))
+        return pthread_mutex_lock(&rcl_p_m->posix);
+    return rcl_mutex_lock_slow(rcl_p_m);
 }
 
-static inline int rcl_mutex_unlock(rcl_mutex_t *m)
+static inline int rcl_mutex_unlock(rcl_mutex_t *rcl_p_m)
 {
-    if (__builtin_expect(__atomic_load_n(&m->alg, __ATOMIC_RELAXED) == RCL_ALG_POSIX, 1))
-        return pthread_mutex_unlock(&m->posix);
-    return rcl_mutex_unlock_slow(m);
+    if (__builtin_expect(__atomic_load_n(&rcl_p_m->alg, __ATOMIC_RELAXED) == RCL_ALG_POSIX, 1))
+        return pthread_mutex_unlock(&rcl_p_m->posix);
+    return rcl_mutex_unlock_slow(rcl_p_m);
 }
 
-static inline int rcl_mutex_trylock(rcl_mutex_t *m)
+static inline int rcl_mutex_trylock(rcl_mutex_t *rcl_p_m)
 {
-    if (__builtin_expect(__atomic_load_n(&m->alg, __ATOMIC_RELAXED) == RCL_ALG_POSIX, 1))
-        return pthread_mutex_trylock(&m->posix);
-    return rcl_mutex_trylock_slow(m);
+    if (__builtin_expect(__atomic_load_n(&rcl_p_m->alg, __ATOMIC_RELAXED) == RCL_ALG_POSIX, 1))
+        return pthread_mutex_trylock(&rcl_p_m->posix);
+    return rcl_mutex_trylock_slow(rcl_p_m);
 }
 
 /* An extracted section under posix costs what the original code did: lock, call, unlock. */
-static inline int rcl_execute_sized(rcl_mutex_t *m, rcl_cs_fn fn, void *ctx, size_t ctx_size)
+static inline int rcl_execute_sized(rcl_mutex_t *rcl_p_m, rcl_cs_fn rcl_p_fn, void *rcl_p_ctx, size_t rcl_p_ctx_size)
 {
-    if (__builtin_expect(__atomic_load_n(&m->alg, __ATOMIC_RELAXED) == RCL_ALG_POSIX, 1)) {
-        int rc = pthread_mutex_lock(&m->posix);
-        if (__builtin_expect(rc != 0, 0))
-            rcl_execute_lock_failed(m, rc);
-        int ret = fn(ctx);
-        pthread_mutex_unlock(&m->posix);
-        return ret;
+    if (__builtin_expect(__atomic_load_n(&rcl_p_m->alg, __ATOMIC_RELAXED) == RCL_ALG_POSIX, 1)) {
+        int rcl_l_rc = pthread_mutex_lock(&rcl_p_m->posix);
+        if (__builtin_expect(rcl_l_rc != 0, 0))
+            rcl_execute_lock_failed(rcl_p_m, rcl_l_rc);
+        int rcl_l_ret = rcl_p_fn(rcl_p_ctx);
+        pthread_mutex_unlock(&rcl_p_m->posix);
+        return rcl_l_ret;
     }
-    return rcl_execute_sized_slow(m, fn, ctx, ctx_size);
+    return rcl_execute_sized_slow(rcl_p_m, rcl_p_fn, rcl_p_ctx, rcl_p_ctx_size);
 }
 
 #ifdef __cplusplus
@@ -273,99 +277,99 @@ static inline int rcl_execute_sized(rcl_mutex_t *m, rcl_cs_fn fn, void *ctx, siz
  */
 #if !defined(__cplusplus) && defined(__GNUC__) && !defined(RCLIFY_NO_TYPE_GUARD)
 #if (defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L) || !defined(__STRICT_ANSI__)
-#define RCL_TYPE_GUARD_(fn, x, T, what)                                                \
+#define RCL_TYPE_GUARD_(rcl_p_fn, rcl_p_x, rcl_p_T, rcl_p_what)                        \
     (__extension__(void)sizeof(struct {                                                \
-        _Static_assert(!_Generic((x), T *: 1, const T *: 1, default: 0),               \
-                       #fn "() on an " #T " *: " what " (see rclify.h)");               \
+        _Static_assert(!_Generic((rcl_p_x), rcl_p_T *: 1, const rcl_p_T *: 1, default: 0), \
+                       #rcl_p_fn "() on an " #rcl_p_T " *: " rcl_p_what " (see rclify.h)"); \
         int rcl_type_guard_;                                                           \
     }))
 #else /* strict C99: glibc turns _Static_assert into a macro that does not fit in a struct */
-#define RCL_TYPE_GUARD_(fn, x, T, what)                                                \
+#define RCL_TYPE_GUARD_(rcl_p_fn, rcl_p_x, rcl_p_T, rcl_p_what)                        \
     (__extension__(void)sizeof(struct {                                                \
-        int fn##_on_an_rcl_type__see_rclify_h : _Generic((x), T *: -1, const T *: -1, default: 1); \
+        int rcl_p_fn##_on_an_rcl_type__see_rclify_h : _Generic((rcl_p_x), rcl_p_T *: -1, const rcl_p_T *: -1, default: 1); \
     }))
 #endif
-#define RCL_GUARD_M_(fn, m, what) RCL_TYPE_GUARD_(fn, m, rcl_mutex_t, what)
-#define RCL_GUARD_C_(fn, c, what) RCL_TYPE_GUARD_(fn, c, rcl_cond_t, what)
-#define RCL_USE_(f) "call " #f "() instead"
+#define RCL_GUARD_M_(rcl_p_fn, rcl_p_m, rcl_p_what) RCL_TYPE_GUARD_(rcl_p_fn, rcl_p_m, rcl_mutex_t, rcl_p_what)
+#define RCL_GUARD_C_(rcl_p_fn, rcl_p_c, rcl_p_what) RCL_TYPE_GUARD_(rcl_p_fn, rcl_p_c, rcl_cond_t, rcl_p_what)
+#define RCL_USE_(rcl_p_f) "call " #rcl_p_f "() instead"
 #define RCL_NOT_ROBUST_ RCL_USE_(rcl_mutex_consistent)
 #define RCL_NO_CEILING_ "call rcl_mutex_getprioceiling() / rcl_mutex_setprioceiling() instead"
 
 #ifndef pthread_mutex_init
-#define pthread_mutex_init(m, a) \
-    (RCL_GUARD_M_(pthread_mutex_init, m, RCL_USE_(rcl_mutex_init)), pthread_mutex_init(m, a))
+#define pthread_mutex_init(rcl_p_m, rcl_p_a) \
+    (RCL_GUARD_M_(pthread_mutex_init, rcl_p_m, RCL_USE_(rcl_mutex_init)), pthread_mutex_init(rcl_p_m, rcl_p_a))
 #endif
 #ifndef pthread_mutex_destroy
-#define pthread_mutex_destroy(m) \
-    (RCL_GUARD_M_(pthread_mutex_destroy, m, RCL_USE_(rcl_mutex_destroy)), pthread_mutex_destroy(m))
+#define pthread_mutex_destroy(rcl_p_m) \
+    (RCL_GUARD_M_(pthread_mutex_destroy, rcl_p_m, RCL_USE_(rcl_mutex_destroy)), pthread_mutex_destroy(rcl_p_m))
 #endif
 #ifndef pthread_mutex_lock
-#define pthread_mutex_lock(m) \
-    (RCL_GUARD_M_(pthread_mutex_lock, m, RCL_USE_(rcl_mutex_lock)), pthread_mutex_lock(m))
+#define pthread_mutex_lock(rcl_p_m) \
+    (RCL_GUARD_M_(pthread_mutex_lock, rcl_p_m, RCL_USE_(rcl_mutex_lock)), pthread_mutex_lock(rcl_p_m))
 #endif
 #ifndef pthread_mutex_trylock
-#define pthread_mutex_trylock(m) \
-    (RCL_GUARD_M_(pthread_mutex_trylock, m, RCL_USE_(rcl_mutex_trylock)), pthread_mutex_trylock(m))
+#define pthread_mutex_trylock(rcl_p_m) \
+    (RCL_GUARD_M_(pthread_mutex_trylock, rcl_p_m, RCL_USE_(rcl_mutex_trylock)), pthread_mutex_trylock(rcl_p_m))
 #endif
 #ifndef pthread_mutex_unlock
-#define pthread_mutex_unlock(m) \
-    (RCL_GUARD_M_(pthread_mutex_unlock, m, RCL_USE_(rcl_mutex_unlock)), pthread_mutex_unlock(m))
+#define pthread_mutex_unlock(rcl_p_m) \
+    (RCL_GUARD_M_(pthread_mutex_unlock, rcl_p_m, RCL_USE_(rcl_mutex_unlock)), pthread_mutex_unlock(rcl_p_m))
 #endif
 #ifndef pthread_mutex_timedlock
-#define pthread_mutex_timedlock(m, t) \
-    (RCL_GUARD_M_(pthread_mutex_timedlock, m, RCL_USE_(rcl_mutex_timedlock)), pthread_mutex_timedlock(m, t))
+#define pthread_mutex_timedlock(rcl_p_m, rcl_p_t) \
+    (RCL_GUARD_M_(pthread_mutex_timedlock, rcl_p_m, RCL_USE_(rcl_mutex_timedlock)), pthread_mutex_timedlock(rcl_p_m, rcl_p_t))
 #endif
 #ifndef pthread_mutex_clocklock
-#define pthread_mutex_clocklock(m, k, t) \
-    (RCL_GUARD_M_(pthread_mutex_clocklock, m, RCL_USE_(rcl_mutex_clocklock)), pthread_mutex_clocklock(m, k, t))
+#define pthread_mutex_clocklock(rcl_p_m, rcl_p_k, rcl_p_t) \
+    (RCL_GUARD_M_(pthread_mutex_clocklock, rcl_p_m, RCL_USE_(rcl_mutex_clocklock)), pthread_mutex_clocklock(rcl_p_m, rcl_p_k, rcl_p_t))
 #endif
 #ifndef pthread_mutex_consistent
-#define pthread_mutex_consistent(m) \
-    (RCL_GUARD_M_(pthread_mutex_consistent, m, RCL_NOT_ROBUST_), pthread_mutex_consistent(m))
+#define pthread_mutex_consistent(rcl_p_m) \
+    (RCL_GUARD_M_(pthread_mutex_consistent, rcl_p_m, RCL_NOT_ROBUST_), pthread_mutex_consistent(rcl_p_m))
 #endif
 #ifndef pthread_mutex_consistent_np
-#define pthread_mutex_consistent_np(m) \
-    (RCL_GUARD_M_(pthread_mutex_consistent_np, m, RCL_NOT_ROBUST_), pthread_mutex_consistent_np(m))
+#define pthread_mutex_consistent_np(rcl_p_m) \
+    (RCL_GUARD_M_(pthread_mutex_consistent_np, rcl_p_m, RCL_NOT_ROBUST_), pthread_mutex_consistent_np(rcl_p_m))
 #endif
 #ifndef pthread_mutex_getprioceiling
-#define pthread_mutex_getprioceiling(m, p) \
-    (RCL_GUARD_M_(pthread_mutex_getprioceiling, m, RCL_NO_CEILING_), pthread_mutex_getprioceiling(m, p))
+#define pthread_mutex_getprioceiling(rcl_p_m, rcl_p_p) \
+    (RCL_GUARD_M_(pthread_mutex_getprioceiling, rcl_p_m, RCL_NO_CEILING_), pthread_mutex_getprioceiling(rcl_p_m, rcl_p_p))
 #endif
 #ifndef pthread_mutex_setprioceiling
-#define pthread_mutex_setprioceiling(m, p, o) \
-    (RCL_GUARD_M_(pthread_mutex_setprioceiling, m, RCL_NO_CEILING_), pthread_mutex_setprioceiling(m, p, o))
+#define pthread_mutex_setprioceiling(rcl_p_m, rcl_p_p, rcl_p_o) \
+    (RCL_GUARD_M_(pthread_mutex_setprioceiling, rcl_p_m, RCL_NO_CEILING_), pthread_mutex_setprioceiling(rcl_p_m, rcl_p_p, rcl_p_o))
 #endif
 
 #ifndef pthread_cond_init
-#define pthread_cond_init(c, a) \
-    (RCL_GUARD_C_(pthread_cond_init, c, RCL_USE_(rcl_cond_init)), pthread_cond_init(c, a))
+#define pthread_cond_init(rcl_p_c, rcl_p_a) \
+    (RCL_GUARD_C_(pthread_cond_init, rcl_p_c, RCL_USE_(rcl_cond_init)), pthread_cond_init(rcl_p_c, rcl_p_a))
 #endif
 #ifndef pthread_cond_destroy
-#define pthread_cond_destroy(c) \
-    (RCL_GUARD_C_(pthread_cond_destroy, c, RCL_USE_(rcl_cond_destroy)), pthread_cond_destroy(c))
+#define pthread_cond_destroy(rcl_p_c) \
+    (RCL_GUARD_C_(pthread_cond_destroy, rcl_p_c, RCL_USE_(rcl_cond_destroy)), pthread_cond_destroy(rcl_p_c))
 #endif
 #ifndef pthread_cond_signal
-#define pthread_cond_signal(c) \
-    (RCL_GUARD_C_(pthread_cond_signal, c, RCL_USE_(rcl_cond_signal)), pthread_cond_signal(c))
+#define pthread_cond_signal(rcl_p_c) \
+    (RCL_GUARD_C_(pthread_cond_signal, rcl_p_c, RCL_USE_(rcl_cond_signal)), pthread_cond_signal(rcl_p_c))
 #endif
 #ifndef pthread_cond_broadcast
-#define pthread_cond_broadcast(c) \
-    (RCL_GUARD_C_(pthread_cond_broadcast, c, RCL_USE_(rcl_cond_broadcast)), pthread_cond_broadcast(c))
+#define pthread_cond_broadcast(rcl_p_c) \
+    (RCL_GUARD_C_(pthread_cond_broadcast, rcl_p_c, RCL_USE_(rcl_cond_broadcast)), pthread_cond_broadcast(rcl_p_c))
 #endif
 #ifndef pthread_cond_wait
-#define pthread_cond_wait(c, m)                                       \
-    (RCL_GUARD_C_(pthread_cond_wait, c, RCL_USE_(rcl_cond_wait)),     \
-     RCL_GUARD_M_(pthread_cond_wait, m, RCL_USE_(rcl_cond_wait)), pthread_cond_wait(c, m))
+#define pthread_cond_wait(rcl_p_c, rcl_p_m)                           \
+    (RCL_GUARD_C_(pthread_cond_wait, rcl_p_c, RCL_USE_(rcl_cond_wait)), \
+     RCL_GUARD_M_(pthread_cond_wait, rcl_p_m, RCL_USE_(rcl_cond_wait)), pthread_cond_wait(rcl_p_c, rcl_p_m))
 #endif
 #ifndef pthread_cond_timedwait
-#define pthread_cond_timedwait(c, m, t)                                         \
-    (RCL_GUARD_C_(pthread_cond_timedwait, c, RCL_USE_(rcl_cond_timedwait)),     \
-     RCL_GUARD_M_(pthread_cond_timedwait, m, RCL_USE_(rcl_cond_timedwait)), pthread_cond_timedwait(c, m, t))
+#define pthread_cond_timedwait(rcl_p_c, rcl_p_m, rcl_p_t)                       \
+    (RCL_GUARD_C_(pthread_cond_timedwait, rcl_p_c, RCL_USE_(rcl_cond_timedwait)), \
+     RCL_GUARD_M_(pthread_cond_timedwait, rcl_p_m, RCL_USE_(rcl_cond_timedwait)), pthread_cond_timedwait(rcl_p_c, rcl_p_m, rcl_p_t))
 #endif
 #ifndef pthread_cond_clockwait
-#define pthread_cond_clockwait(c, m, k, t)                                      \
-    (RCL_GUARD_C_(pthread_cond_clockwait, c, RCL_USE_(rcl_cond_clockwait)),     \
-     RCL_GUARD_M_(pthread_cond_clockwait, m, RCL_USE_(rcl_cond_clockwait)), pthread_cond_clockwait(c, m, k, t))
+#define pthread_cond_clockwait(rcl_p_c, rcl_p_m, rcl_p_k, rcl_p_t)              \
+    (RCL_GUARD_C_(pthread_cond_clockwait, rcl_p_c, RCL_USE_(rcl_cond_clockwait)), \
+     RCL_GUARD_M_(pthread_cond_clockwait, rcl_p_m, RCL_USE_(rcl_cond_clockwait)), pthread_cond_clockwait(rcl_p_c, rcl_p_m, rcl_p_k, rcl_p_t))
 #endif
 #endif /* type guard */
 
