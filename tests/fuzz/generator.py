@@ -42,6 +42,10 @@ FEATURES = {
     "cleanup-pop": "a section inside pthread_cleanup_push(unlock) ... pthread_cleanup_pop(1), the push before or after the lock (issue 24)",
     "flag-lock": "a lock taken and released under one flag, `if (c) lock; ... if (c) unlock;` (a member, a global, a parameter), run locked by threads and unlocked alone (issue 23)",
     "flag-lock-macro": "the flag-lock's `if` inside its lock macros: a statement macro or a do-while(0) one",
+    "compound-literal": "compound literals in sections: one whose address is kept past the unlock, one copied, one in a block of the section (issue 35)",
+    "cleanup-local": "__attribute__((cleanup)) locals declared right after the lock, used after the unlock or not (the cleanup takes the lock), and in a block of the section (issue 35)",
+    "stringize-macro": "a macro that stringizes its argument (`#x`), directly or through another macro, applied to a local in a section (issue 35)",
+    "static-local": "a static local declared in a section and read after the unlock (issue 35)",
 }
 
 # features whose transform bugs are known and not fixed yet: left out of the fixed campaign
@@ -66,6 +70,8 @@ PRELUDE = r"""#define _GNU_SOURCE
 #define CHECKED_LOCK(m) do {{ if (pthread_mutex_lock(m) != 0) abort(); }} while (0)
 #define CHECKED_UNLOCK(m) do {{ if (pthread_mutex_unlock(m) != 0) abort(); }} while (0)
 #define FN_LEN() ((unsigned long)strlen(__func__))
+#define FZ_SHOW(x) fz_show(#x, (long)(x))
+#define FZ_SHOW_VIA(x) FZ_SHOW(x)
 
 __attribute__((unused)) static void fz_lock(pthread_mutex_t *m) {{ pthread_mutex_lock(m); }}
 __attribute__((unused)) static void fz_unlock(pthread_mutex_t *m) {{ pthread_mutex_unlock(m); }}
@@ -83,6 +89,14 @@ __attribute__((unused)) static long fz_var_helper(int n, ...)
 }}
 __attribute__((unused)) static void fz_add_to(long *p, long v) {{ *p += v; }}
 __attribute__((unused)) static void fz_unlock_handler(void *m) {{ pthread_mutex_unlock(m); }}
+/* a checksum of a name and a value: what a stringizing macro prints */
+__attribute__((unused)) static long fz_show(const char *name, long v)
+{{
+    long h = v;
+    for (const char *c = name; *c; c++)
+        h = h * 31 + *c;
+    return h & 0xffff;
+}}
 long fz_extern_helper(long a, long b);
 """
 
@@ -667,6 +681,35 @@ def scen_locals(g: Gen, k: str) -> Scenario:
         after = "total += (long)strlen(name) * name[1];"
     else:
         after = ""
+    after = [after] if after else []
+    first = []  # right after the lock
+    if g.on("compound-literal", 0.3):
+        feats.add("compound-literal")
+        c = r.choice(("kept", "copied", "block"))
+        if c == "kept":  # its address read after the unlock: hybrid (compound-literal-outlives-section)
+            stmts.append(f"kp = &(struct {k}_pt){{ .x = i, .y = (int)(total & 7) }};")
+            after.append("total += kp->x * 2 + kp->y;")
+        elif c == "copied":
+            stmts.append("cp = (struct " + k + "_pt){ i, 3 }; total += cp.y;")
+        else:
+            stmts.append("{ long *lq = (long[]){ i, 2 }; total += lq[0] * lq[1]; }")
+    if g.on("cleanup-local", 0.3):
+        feats.add("cleanup-local")
+        # declared right after the lock in the loop's body, which goes on after the unlock: its
+        # cleanup runs there, after the unlock (it takes the lock itself)
+        first.append(f"__attribute__((cleanup({k}_clean_locked))) long clv = i + 1;")
+        if r.random() < 0.5:
+            after.append("total += clv;")
+        if r.random() < 0.5:  # in a block of the section: its cleanup runs there, under the lock
+            stmts.append(f"{{ __attribute__((cleanup({k}_clean))) long cln = i; total += cln; }}")
+    if g.on("stringize-macro", 0.3):
+        feats.add("stringize-macro")
+        stmts.append(r.choice(("names += FZ_SHOW(tv);", "names += FZ_SHOW_VIA(total);", "names += FZ_SHOW(i);")))
+    if g.on("static-local", 0.3):
+        feats.add("static-local")
+        stmts.append(f"static long sl = {r.randint(1, 9)}; sl += i;")
+        after.append("total += sl;")
+    after = " ".join(after)
     if g.on("func-literal", 0.3):
         feats.add("func-literal")
         stmts.append(f"total += (long)strlen(__func__); assert(strcmp(__func__, \"{k}\") == 0);")
@@ -677,10 +720,18 @@ def scen_locals(g: Gen, k: str) -> Scenario:
     if g.on("stdatomic", 0.2):
         feats.add("stdatomic")
         atomic = f"atomic_fetch_add(&{k}_at, 1); total += atomic_load(&{k}_at);"
-    body = "\n        ".join(stmts)
+    body = "\n        ".join(first + stmts)
     decls = f"""static pthread_mutex_t {k}_m = PTHREAD_MUTEX_INITIALIZER;
 {f'static atomic_long {k}_at;' if 'stdatomic' in feats else ''}
 struct {k}_pt {{ long x; int y; }};
+static long {k}_cleaned;
+__attribute__((unused)) static void {k}_clean_locked(long *p)
+{{
+    pthread_mutex_lock(&{k}_m);
+    {k}_cleaned += *p;
+    pthread_mutex_unlock(&{k}_m);
+}}
+__attribute__((unused)) static void {k}_clean(long *p) {{ {k}_cleaned += *p * 7; }}
 """
     func = f"""static unsigned long {k}(void)
 {{
@@ -692,7 +743,10 @@ struct {k}_pt {{ long x; int y; }};
     long total = 0, tv = 5, *tp = &tv;
     long found = 0, hits = 0, *hp = &found;
     const char *name = "";
+    struct {k}_pt *kp = 0;
+    long names = 0;
     (void)pt; (void)cp; (void)tp; (void)hp; (void)name; (void)cst; (void)vol; (void)hits; (void)arr;
+    (void)kp; (void)names;
     for (long i = 0; i < {n}; i++) {{
         {atomic}
         {lock_stmt(st, lk)}
@@ -701,7 +755,8 @@ struct {k}_pt {{ long x; int y; }};
         {after}
     }}
     return (unsigned long)total + (unsigned long)cp.x * 3u + (unsigned long)cp.y + (unsigned long)tv
-           + (unsigned long)hits * 1009u + (unsigned long)arr[2] + (unsigned long)stat_n;
+           + (unsigned long)hits * 1009u + (unsigned long)arr[2] + (unsigned long)stat_n
+           + (unsigned long)names * 13u + (unsigned long){k}_cleaned * 17u;
 }}
 """
     return Scenario("locals", decls, func, feats)
