@@ -167,3 +167,56 @@ def test_a_link_under_the_temporary_files_name_is_not_written_through(tmp_path, 
     assert snapshot(outside) == before
     assert not (tree / ".main.c.rclify-tmp").exists() and not (tree / ".main.c.rclify-tmp").is_symlink()
     assert b"rclify_cs_" in (tree / "main.c").read_bytes()
+
+
+# -- inputs that were silently wrong or ended in a traceback ----------------------------------------
+
+def test_a_fifo_in_a_tree_built_in_a_scratch_copy_is_left_out_of_the_copy(tmp_path):
+    """A Makefile: the build runs under bear in a scratch copy of the tree, which copied a FIFO
+    (shutil: `is a named pipe`, a traceback); it is left out of the copy, and of --output's."""
+    tree = tree_of(tmp_path)
+    (tree / "Makefile").write_text("all:\n\tcc -c main.c registry.c\n")
+    os.mkfifo(tree / "pipe")
+    out = rclify("transform", tree, "-o", tmp_path / "out")
+    assert out.returncode == 0 and "Traceback" not in out.stderr, out.stderr
+    assert "not copied to" in out.stderr and "pipe" in out.stderr
+    assert not (tmp_path / "out" / "pipe").exists() and b"rclify_cs_" in (tmp_path / "out" / "main.c").read_bytes()
+    proc = rclify("transform", tree)
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
+    assert "make under bear" in proc.stdout
+    assert (tree / "pipe").is_fifo()
+
+
+def test_crlf_files_keep_their_line_endings_through_transform_rerun_and_revert(tmp_path):
+    tree = tree_of(tmp_path)
+    for source in tree.iterdir():
+        source.write_bytes(source.read_bytes().replace(b"\n", b"\r\n"))
+    before = snapshot(tree)
+    assert rclify("transform", tree, "-q").returncode == 0
+    for name in ("main.c", "registry.c", "registry.h"):
+        data = (tree / name).read_bytes()
+        assert b"rclify_cs_" in data or name == "registry.h"
+        assert data.count(b"\n") == data.count(b"\r\n") > 0, name  # no bare \n anywhere
+    with open(tree / "main.c", "ab") as source:
+        source.write(b"/* edited */\r\n")
+    assert rclify("transform", tree, "-q").returncode == 0
+    data = (tree / "main.c").read_bytes()
+    assert data.count(b"\n") == data.count(b"\r\n") and data.endswith(b"/* edited */\r\n")
+    assert rclify("revert", tree).returncode == 0
+    (tree / "lock_config.h").unlink()  # revert keeps it: the user's choices
+    after = snapshot(tree)
+    assert after.pop("main.c") == before.pop("main.c") + b"/* edited */\r\n" and after == before
+
+
+@pytest.mark.parametrize("what", ["no C file", "C without locks"])
+def test_a_tree_with_nothing_to_change_gets_no_records(tmp_path, what):
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    (tree / "README").write_text("no C here\n")
+    if what == "C without locks":
+        (tree / "add.c").write_text("int add(int a, int b) { return a + b; }\n")
+    before = snapshot(tree)
+    proc = rclify("transform", tree)
+    assert proc.returncode == 0, proc.stderr
+    assert "changed 0" in proc.stdout and "nothing to change" in proc.stderr
+    assert snapshot(tree) == before  # no .rclify/, no lock_config.h

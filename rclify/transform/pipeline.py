@@ -33,7 +33,7 @@ from typing import Callable
 import clang.cindex as ci
 
 from rclify import atomic_file, lock_config
-from rclify.ctext import spatch, tree_macros
+from rclify.ctext import line_endings, spatch, tree_macros
 from rclify.ctext.cparse import ParsedFile
 from rclify.ctext.cursors import preorder
 from rclify.errors import UsageError
@@ -146,7 +146,8 @@ def analyse_tree(tree: SourceTree, config_path: Path, options: Options, progress
                         progress=progress, kept=kept, macro_file=macro_file, by_base_name=includes) as staging:
             changed = staging.stage(files, rendered)
             _settle_compile_failures(staging, changed, rerender)
-            outcome.changed = changed
+            outcome.changed = {rel: line_endings.as_in(tree.data(rel), text) for rel, text in changed.items()}
+
         _count_regions(entries, table, outcome)  # as written: the compile check may have left some hybrid
         progress(f"rewrote the lock API in {len(outcome.changed)} files "
                  f"({outcome.timings['spatch_rewrite_and_verify_s']:.1f}s)")

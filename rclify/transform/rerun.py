@@ -22,6 +22,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from rclify import scratch_copy
 from rclify.errors import UsageError
 from rclify.progress import Progress
 from rclify.transform import apply, records
@@ -112,7 +113,7 @@ def _transform_originals(root: Path, originals: dict[str, str], config_path: Pat
     stage = Path(tempfile.mkdtemp(prefix="rclify-rerun-"))
     try:
         tree = stage / root.name
-        shutil.copytree(root, tree, symlinks=True, ignore=_dot_directories)
+        scratch_copy.copy_tree(root, tree, _dot_directories)  # FIFOs, unreadable files left out
         for rel, text in originals.items():
             path = tree / rel
             path.unlink(missing_ok=True)  # a link would be written through

@@ -2,13 +2,13 @@
 (pipeline.py) and is committed; a tree rclify has transformed already is taken up again with the
 user's later edits carried onto its originals (rerun.py).  One run per tree at a time (apply.py)."""
 
-import shutil
 from pathlib import Path
 
-from rclify import atomic_file, tree_paths
+from rclify import atomic_file, scratch_copy, tree_paths
 
 from rclify.errors import UsageError
-from rclify.progress import Progress
+from rclify.progress import Progress, few
+
 from rclify.transform import apply as apply_step, records, rerun
 from rclify.transform.pipeline import Options, analyse_tree, finish
 from rclify.ctext.source_tree import SourceTree, source_files
@@ -17,7 +17,7 @@ from rclify.transform.report import Outcome, print_diff
 
 def run(options: Options) -> Outcome:
     progress = Progress(options.quiet)
-    root = _prepare_tree(options)
+    root = _prepare_tree(options, progress)
     with apply_step.exclusive(root, recover_now=not options.dry_run):  # one run per tree; recovery
         return _run(root, options, progress)
 
@@ -37,6 +37,8 @@ def _run(root: Path, options: Options, progress: Progress) -> Outcome:
     outcome.unchanged.update(skipped)  # listed: `left unchanged: F: why`
     if options.dry_run:
         print_diff(root, outcome.changed, outcome.locks, config_path)
+    elif not outcome.changed:  # no records, no lock_config.h: the tree stays as it was
+        progress(f"nothing to change in {root}: no record and no lock_config.h written")
     else:
         for note in apply_step.commit(root, _first_commit(tree, outcome, config_path)):
             progress(note)
@@ -79,14 +81,16 @@ def _check_arguments(options: Options) -> None:
         atomic_file.check_creatable_dir(out, "--output")
 
 
-def _prepare_tree(options: Options) -> Path:
+def _prepare_tree(options: Options, progress: Progress) -> Path:
     _check_arguments(options)
     src = options.src.resolve()
     if options.output is None or options.dry_run:
         return src
     out = options.output.resolve()
     try:
-        shutil.copytree(src, out, symlinks=True, dirs_exist_ok=True)
-    except OSError as err:
+        left_out = scratch_copy.copy_tree(src, out)
+    except OSError as err:  # shutil.Error too: the files it could not copy, and why
         raise UsageError(f"--output {options.output}: cannot copy the tree there: {err}") from None
+    if left_out:
+        progress(f"not copied to {options.output} (a FIFO, a device, a socket or unreadable): {few(left_out, 5)}")
     return out

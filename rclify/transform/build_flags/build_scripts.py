@@ -14,6 +14,7 @@ import tempfile
 from pathlib import Path
 from typing import Callable
 
+from rclify import scratch_copy
 from rclify.transform.build_flags import dry_run, guess
 from rclify.transform.build_flags.database import DATABASE, BuildFlags, read_database
 
@@ -77,7 +78,7 @@ def from_configure(root: Path, progress: Callable[[str], None]) -> BuildFlags | 
     copy = scratch / root.name
     progress(f"build flags: the tree is not configured (no {', '.join(headers)}): running ./configure "
              f"in a scratch copy ({copy}); the tree itself is not touched")
-    shutil.copytree(root, copy, symlinks=True, ignore=shutil.ignore_patterns(".git", ".rclify"))
+    scratch_copy.copy_tree(root, copy, shutil.ignore_patterns(".git", ".rclify"))  # FIFOs, unreadable files left out
     proc = subprocess.run(["sh", "./configure"], cwd=copy, capture_output=True, text=True,
                           timeout=CONFIGURE_TIMEOUT)
     if proc.returncode != 0:
@@ -145,7 +146,7 @@ def from_make(root: Path, progress: Callable[[str], None]) -> BuildFlags | None:
         return None
     scratch = Path(tempfile.mkdtemp(prefix="rclify-make-"))
     copy = scratch / root.name
-    shutil.copytree(root, copy, symlinks=True, ignore=shutil.ignore_patterns(".git", ".rclify"))
+    scratch_copy.copy_tree(root, copy, shutil.ignore_patterns(".git", ".rclify"))  # FIFOs, unreadable files left out
     flags = _make_database(root, scratch, copy, copy / where.relative_to(root), progress)
     if flags is None:
         shutil.rmtree(scratch, ignore_errors=True)
