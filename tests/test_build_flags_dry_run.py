@@ -91,3 +91,18 @@ def test_a_header_only_the_build_makes_sends_it_to_the_whole_build(tmp_path):
         assert "-DFROM_SUB" in flags.for_file(tree / "src" / "locks.c")
     finally:
         flags.cleanup()
+
+
+def test_only_headers_the_preprocessor_takes_and_cannot_find_need_the_build(tmp_path):
+    """#if branches as the file's own flags take them (redis's zmalloc.h names tcmalloc's header
+    too); a file that does not lock is not asked."""
+    (tmp_path / "present.h").write_text("#define PRESENT 1\n")
+    (tmp_path / "locks.c").write_text('#include "present.h"\n#ifdef USE_TC\n#include <tc/tc.h>\n#endif\n'
+                                      '#include "gen.h"\n' + LOCKS_C.replace('#include "shared.h"\n', ""))
+    (tmp_path / "plain.c").write_text('#include "other_gen.h"\nint plain;\n')
+
+    def entry(name: str, *flags: str) -> dict:
+        return {"directory": str(tmp_path), "file": name, "arguments": ["cc", *flags, "-c", name]}
+
+    assert dry_run.needs_build([entry("locks.c"), entry("plain.c")]) == ["gen.h"]
+    assert dry_run.needs_build([entry("locks.c", "-DUSE_TC")]) == ["gen.h", "tc/tc.h"]

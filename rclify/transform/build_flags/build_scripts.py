@@ -161,7 +161,7 @@ def _make_database(root: Path, scratch: Path, copy: Path, where: Path,
     inside = f" in {where.relative_to(copy)}/" if where != copy else ""
     progress(f"build flags: the tree's `make -n`{inside} (a dry run: nothing is built) in a scratch copy ({copy})")
     entries, why = dry_run.run(where)
-    missing = dry_run.needs_build(entries, copy) if entries else []
+    missing = dry_run.needs_build(entries) if entries else []
     if entries and not missing:
         return _database_of(root, scratch, copy, entries, f"make -n ({len(entries)} compiles of a dry run: "
                                                           "nothing built)")
