@@ -225,3 +225,43 @@ def test_profile_output_path_is_checked_before_the_program_runs(tmp_path, capsys
     assert cli.main(["profile", "-o", str(tmp_path / "no" / "p.json"), "--", "touch", str(marker)]) == 2
     assert capsys.readouterr().err.strip() == f"rclify profile: error: --output {tmp_path / 'no' / 'p.json'}: no such directory: {tmp_path / 'no'}"
     assert not marker.exists()
+
+
+def test_a_process_that_outlives_the_program_is_waited_for(programs, tmp_path, capsys):
+    """The program exits and leaves a process it started running with the profiler (a daemon, a
+    server its script starts): rclify waits for it, says so, and its locks are in the profile (its
+    temporary folder was removed under it: the profile was lost, or a traceback)."""
+    out = tmp_path / "p.json"
+    script = f"(sleep 1; exec {programs['one_hot']} 5000) & exit 0"
+    assert cli.main(["profile", "-o", str(out), "--", "sh", "-c", script]) == 0
+    err = capsys.readouterr().err
+    assert "still run with the profiler" in err and "waiting for them to end" in err
+    locks = by_id(profile.load(out))
+    assert locks["one_hot.c:hot_lock"]["acquisitions"] == 4 * 5000
+
+
+@pytest.mark.skipif(os.getuid() != 0, reason="making a program set-user-ID to another user needs root")
+def test_a_set_user_id_program_is_refused_by_profile_and_run(programs, tmp_path, capsys):
+    """The dynamic loader ignores LD_PRELOAD for it: the profile was empty, `rclify run` ran
+    nothing interposed, and neither said so."""
+    setuid = tmp_path / "one_hot_setuid"
+    shutil.copy2(programs["one_hot"], setuid)
+    os.chown(setuid, 65534, 65534)  # nobody
+    setuid.chmod(0o4755)
+    for command in (["profile", "-o", str(tmp_path / "p.json")], ["run", "--locks", "*=mcs"]):
+        assert cli.main([*command, "--", str(setuid), "100"]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and "set-user-ID" in err[0] and "LD_PRELOAD" in err[0], err
+    assert not (tmp_path / "p.json").exists()
+
+
+def test_a_transformed_program_is_refused_and_told_the_right_way(tmp_path, capsys):
+    """A program linked with the runtime: the profiler saw the runtime's own mutexes, every lock
+    folded into one init site; the runtime's profile lock is the way to profile it."""
+    src = RUNTIME_DIR / "src"
+    harness = compile_c([FIXTURES / "runtime_harness.c", src / "pthread" / "profile.c"], tmp_path / "harness",
+                        "-std=gnu11", f"-I{RUNTIME_DIR / 'include'}", f"-I{src}")
+    assert cli.main(["profile", "-o", str(tmp_path / "p.json"), "--", str(harness)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "transformed program" in err[0] and "RCLIFY_LOCKS='*=profile'" in err[0], err
+    assert not (tmp_path / "p.json").exists()

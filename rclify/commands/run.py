@@ -21,7 +21,8 @@ from rclify import lock_config, runtime_build
 from rclify.errors import UsageError
 from rclify.profiling import preload_records
 from rclify.profiling import symbols as syms
-from rclify.profiling.profile import find_program
+from rclify.profiling.profile import check_interposable, find_program
+
 
 RUN_LIB = runtime_build.BUILD_DIR / "librclify_run.so"
 MUTEX_SIZE = 40  # glibc x86_64 pthread_mutex_t
@@ -170,10 +171,8 @@ def prepare(command: list[str], spec: str, ids_of: list[Path] = ()) -> tuple[Pat
         raise UsageError("give the program to run after `--`: rclify run --locks '*=mcs' -- ./prog ARGS")
     lock_config.validate_override(spec)
     program = find_program(command[0])
+    check_interposable(program, "run")  # statically linked, set-user-ID, transformed: one line
     info = syms.read_elf(program)
-    if info is not None and info.interp is None:
-        raise UsageError(f"{program} is statically linked: rclify run (an LD_PRELOAD library) cannot reach its "
-                         "locks; rebuild it dynamically, or transform it and use RCLIFY_LOCKS")
     sites, statics = site_table(program) if info is not None else ([], [])
     known = {i for _, i in sites} | {i for _, _, i in statics}
     more = []

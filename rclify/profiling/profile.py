@@ -9,9 +9,12 @@ load() reads either and checks it, so `rclify report` and `rclify assign` never 
 """
 
 import json
+import mmap
 import os
 import shutil
+import stat
 import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -50,16 +53,46 @@ def find_program(name: str) -> Path:
     return path.resolve()
 
 
-def check_interposable(program: Path) -> None:
-    """LD_PRELOAD cannot reach a statically linked program's pthread calls: say so up front."""
+# A string of the runtime's own (runtime/src/pthread/profile.c reads this variable), in every
+# program linked with its archive, stripped or not; the shared library's name in one linked with it.
+RUNTIME_MARKS = (b"RCLIFY_PROFILE_OUT\0", b"librclify.so")
+
+
+def check_interposable(program: Path, command: str = "profile") -> None:
+    """What an LD_PRELOAD library (the profiler, or `rclify run`'s interposer: command) cannot do
+    with program, said up front in one line instead of a run that measures or changes nothing: a
+    statically linked program (no dynamic loader), a set-user-ID or set-group-ID one (the loader
+    ignores LD_PRELOAD for it), a transformed one (its locks are the runtime's: the profiler would
+    see the runtime's own mutexes, all at one site; RCLIFY_LOCKS chooses its algorithms)."""
     info = syms.read_elf(program)
     if info is None:
         return  # a script: its interpreter is dynamically linked, or the profile will say nothing
+    tool = "the profiler" if command == "profile" else "rclify run"
     if info.interp is None:
-        raise UsageError(
-            f"{program} is statically linked: the profiler (an LD_PRELOAD library) cannot intercept its "
-            "locks. Rebuild it dynamically, or transform it and run it with RCLIFY_LOCKS='*=profile'"
-        )
+        right = ("run it with RCLIFY_LOCKS='*=profile'" if command == "profile" else "use RCLIFY_LOCKS")
+        raise UsageError(f"{program} is statically linked: {tool} (an LD_PRELOAD library) cannot reach its "
+                         f"locks. Rebuild it dynamically, or transform it and {right}")
+    st = program.stat()
+    if st.st_mode & stat.S_ISUID and st.st_uid != os.getuid() or st.st_mode & stat.S_ISGID and st.st_gid != os.getgid():
+        which = "set-user-ID" if st.st_mode & stat.S_ISUID else "set-group-ID"
+        raise UsageError(f"{program} is {which}: the dynamic loader ignores LD_PRELOAD for it, so {tool} would not "
+                         f"reach its locks; {command} a copy without that bit (cp {program} /tmp/)")
+    if _links_the_runtime(program):
+        right = (f"RCLIFY_LOCKS='*=profile' RCLIFY_PROFILE_OUT=profile.json {program.name} ARGS (its lock ids are "
+                 "lock_config.h's; rclify report and assign read that file)" if command == "profile" else
+                 f"RCLIFY_LOCKS='*=mcs' {program.name} ARGS, or its lock_config.h")
+        raise UsageError(f"{program} is a transformed program (it links the rclify runtime): {tool} would see only "
+                         f"the runtime's own mutexes, not its locks; run it so instead: {right}")
+
+
+def _links_the_runtime(program: Path) -> bool:
+    try:
+        with open(program, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
+            return any(data.find(mark) >= 0 for mark in RUNTIME_MARKS)
+
+    except (OSError, ValueError):  # ValueError: an empty file
+        return False
+
 
 
 def run(command: list[str], interval_ms: int = 1000) -> dict:
@@ -69,7 +102,8 @@ def run(command: list[str], interval_ms: int = 1000) -> dict:
     program = find_program(command[0])
     check_interposable(program)
     lib = build_profiler()
-    with tempfile.TemporaryDirectory(prefix="rclify-profile-") as tmp:
+    tmp = tempfile.mkdtemp(prefix="rclify-profile-")
+    try:
         raw_prefix = Path(tmp) / "raw"
         env = dict(os.environ)
         env["LD_PRELOAD"] = " ".join(p for p in [str(lib), env.get("LD_PRELOAD", "")] if p)
@@ -90,6 +124,8 @@ def run(command: list[str], interval_ms: int = 1000) -> dict:
             except subprocess.TimeoutExpired:
                 proc.kill()
                 status = proc.wait()
+        if not interrupted:
+            interrupted = _wait_for_the_rest(raw_prefix, command[0])
         wall_ns = time.monotonic_ns() - started
         raws = sorted(Path(tmp).glob("raw.*[0-9]"), key=lambda p: p.stat().st_size, reverse=True)
         own = Path(f"{raw_prefix}.{proc.pid}")
@@ -102,11 +138,48 @@ def run(command: list[str], interval_ms: int = 1000) -> dict:
                 "or it exited before the profiler started"
             )
         raw = parse_raw(chosen.read_text(errors="replace"))
+    finally:  # a process still writing there (^C while waiting for it) must not make this fail
+        shutil.rmtree(tmp, ignore_errors=True)
     profile = build_profile(raw, program, command[1:], status, wall_ns)
     if interrupted:
         profile["partial"] = True
         profile["partial_reason"] = "interrupted (Ctrl-C)"
     return profile
+
+
+def _wait_for_the_rest(raw_prefix: Path, name: str) -> bool:
+    """Waits for the processes the program started that still run with the profiler (a daemon, a
+    server its script left running): their records are written at their exit.  Returns whether
+    the wait was cut short (^C: what they wrote so far, their last snapshots, is kept)."""
+    left = _profiled_processes(raw_prefix)
+    if not left:
+        return False
+    print(f"rclify profile: {name} has exited, {len(left)} process(es) it started still run with the profiler "
+          f"(pid {', '.join(map(str, left[:5]))}): waiting for them to end (^C: stop waiting, keep what they wrote "
+          "so far)", file=sys.stderr, flush=True)
+    try:
+        while _profiled_processes(raw_prefix):
+            time.sleep(0.2)
+    except KeyboardInterrupt:
+        return True
+    return False
+
+
+def _profiled_processes(raw_prefix: Path) -> list[int]:
+    """The live processes whose environment carries this run's profiler (its RCLIFY_PROF_OUT)."""
+    marker = b"\0RCLIFY_PROF_OUT=" + str(raw_prefix).encode() + b"\0"
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/environ", "rb") as f:
+                    environ = b"\0" + f.read()
+            except OSError:
+                continue
+            if marker in environ:
+                found.append(int(entry))
+    return sorted(found)
+
 
 
 # ---- reading profile.json ----------------------------------------------------------------------
