@@ -7,6 +7,7 @@ written here: the runtime is built into a per-user cache (runtime_build.py).
 """
 
 import importlib.resources
+import sys
 from pathlib import Path
 
 from rclify.errors import RclifyError
@@ -38,3 +39,15 @@ def require(path: Path) -> Path:
             "reinstall it (pip install . or a wheel built with pip wheel .)"
         )
     return path
+
+
+def install_hint(package: str) -> str:
+    """The command that adds package to the environment this rclify runs in, as it was installed:
+    pipx's own venv (`pipx inject`), a venv (its pip, named by path: no need to activate it), or
+    the system's Python (Debian's package)."""
+    prefix = Path(sys.prefix)
+    if prefix.parent.name == "venvs" and "pipx" in prefix.parts:
+        return f"pipx inject {prefix.name} {package}"
+    if sys.prefix != sys.base_prefix:
+        return f"{sys.executable} -m pip install {package}"
+    return f"apt-get install python3-{package}"

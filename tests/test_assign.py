@@ -427,3 +427,14 @@ def test_assign_reads_the_machine_record_and_names_it(tmp_path, capsys, monkeypa
     bad.write_text("{}")
     assert cli.main(["assign", str(path), "--config", str(config), "--calibration", str(bad)]) == 2
     assert capsys.readouterr().err.count("\n") == 1
+
+
+def test_no_lock_config_to_write_is_exit_1_and_a_dry_run_is_0(tmp_path, capsys, monkeypatch):
+    """It said `nothing written` and exited 0: a script took the choices as made."""
+    path = make_profile(tmp_path, LOCKS)
+    monkeypatch.chdir(tmp_path)  # no lock_config.h here
+    assert cli.main(["assign", str(path), "--cpus", str(BIG)]) == 1
+    out, err = capsys.readouterr()
+    assert "a.c:hot1" in out and "nothing written" in err and err.count("\n") == 1
+    assert cli.main(["assign", str(path), "--cpus", str(BIG), "--dry-run"]) == 0
+    assert not (tmp_path / "lock_config.h").exists()

@@ -259,3 +259,19 @@ def test_static_binary_is_refused(tmp_path):
     proc = _cli("--locks", "*=mcs", "--", str(tmp_path / "st"))
     lines = proc.stderr.strip().splitlines()
     assert proc.returncode != 0 and len(lines) == 1 and "statically linked" in lines[0]
+
+
+def test_a_config_naming_an_unknown_lock_is_named_as_the_config(tmp_path):
+    """The error said `--locks:` when the ids came from --config."""
+    from rclify import lock_config
+
+    src = tmp_path / "st.c"
+    src.write_text("#include <pthread.h>\nstatic pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;\n"
+                   "int main(void) { pthread_mutex_lock(&m); return 0; }\n")
+    subprocess.run(["cc", "-g", "-pthread", str(src), "-o", str(tmp_path / "st")], check=True)
+    config = tmp_path / "lock_config.h"
+    config.write_text(lock_config.render([lock_config.LockEntry("st.c:nosuch", "mcs", 0, -1)]))
+    proc = _cli("--config", str(config), "--", str(tmp_path / "st"))
+    lines = proc.stderr.strip().splitlines()
+    assert proc.returncode == 2 and len(lines) == 1, proc.stderr
+    assert f"--config {config}: unknown lock id 'st.c:nosuch'" in lines[0] and "--locks" not in lines[0]

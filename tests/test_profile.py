@@ -8,6 +8,7 @@ import os
 import shutil
 import stat
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -156,7 +157,7 @@ def test_report_table_and_missing_matplotlib(one_hot_profile, tmp_path, capsys, 
 
     monkeypatch.setattr(builtins, "__import__", no_matplotlib)
     assert cli.main(["report", str(path), "--png", str(tmp_path / "c.png")]) == 2
-    assert "pip install rclify[chart]" in capsys.readouterr().err
+    assert f"{sys.executable} -m pip install matplotlib" in capsys.readouterr().err  # this venv's pip
 
 
 def test_report_chart_is_drawn(one_hot_profile, two_hot_profile, tmp_path):
@@ -265,3 +266,18 @@ def test_a_transformed_program_is_refused_and_told_the_right_way(tmp_path, capsy
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "transformed program" in err[0] and "RCLIFY_LOCKS='*=profile'" in err[0], err
     assert not (tmp_path / "p.json").exists()
+
+
+def test_the_install_hint_fits_how_rclify_was_installed(monkeypatch):
+    """`pip install rclify[chart]` was advised to everyone: a pipx user must inject, a venv's
+    user needs that venv's pip, a system Python the Debian package."""
+    from rclify.paths import install_hint
+
+    monkeypatch.setattr(sys, "prefix", "/home/u/.local/share/pipx/venvs/rclify")
+    monkeypatch.setattr(sys, "base_prefix", "/usr")
+    assert install_hint("matplotlib") == "pipx inject rclify matplotlib"
+    monkeypatch.setattr(sys, "prefix", "/home/u/.venvs/rclify")
+    monkeypatch.setattr(sys, "executable", "/home/u/.venvs/rclify/bin/python")
+    assert install_hint("matplotlib") == "/home/u/.venvs/rclify/bin/python -m pip install matplotlib"
+    monkeypatch.setattr(sys, "prefix", "/usr")
+    assert install_hint("matplotlib") == "apt-get install python3-matplotlib"

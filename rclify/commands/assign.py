@@ -63,11 +63,16 @@ def run(args) -> int:
         print(f"  {d.lock_id:<{width}}  {d.pct:6.1f}%  {d.verdict.heat:<4}  -> {d.choice}"
               + (f"  (hand edit kept: {d.kept_edit})" if d.kept_edit else ""))
     _warn_unmatched(matching, config, prof)
-    if config is None or args.dry_run:
+    if args.dry_run:
         _write_json(args, decisions, matching, config, written=False)
-        print("no lock_config.h given (--config) or found here: nothing written" if config is None
-              else f"dry run: {config} not changed")
+        print(f"dry run: {config or 'no lock_config.h'} not changed")
         return 0
+    if config is None:  # asked to write the choices, and nowhere to write them: not a success
+        _write_json(args, decisions, matching, config, written=False)
+        print("rclify assign: no lock_config.h given (--config) or found in this directory: nothing written "
+              "(give --config TREE/lock_config.h; --dry-run only shows the choices)", file=sys.stderr)
+        return 1
+
     entries = assign.write_config(config, decisions, force=args.force)
     _write_json(args, decisions, matching, config, written=True)
     for d in decisions:  # kept edits are only known once the entries were read

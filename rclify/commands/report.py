@@ -12,7 +12,7 @@ def add_parser(sub):
         help="show profiles: locks by time in critical sections, with a posix/rcl verdict each",
     )
     p.add_argument("profiles", type=Path, nargs="+", metavar="profile.json")
-    p.add_argument("--png", type=Path, help="also draw a chart (needs matplotlib: pip install rclify[chart]); "
+    p.add_argument("--png", type=Path, help="also draw a chart (needs matplotlib: rclify's chart extra); "
                    "with several profiles, x-axis = threads")
     p.add_argument("--lower", type=float, default=assign.DEFAULT_LOWER, help="verdict threshold (default 0.15)")
     p.add_argument("--upper", type=float, default=assign.DEFAULT_UPPER, help="verdict threshold (default 0.60)")

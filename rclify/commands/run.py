@@ -164,9 +164,11 @@ def _libraries(program: Path) -> list[Path]:
     return libs
 
 
-def prepare(command: list[str], spec: str, ids_of: list[Path] = ()) -> tuple[Path, list, list, str]:
+def prepare(command: list[str], spec: str, ids_of: list[Path] = (),
+            origin: str = "--locks") -> tuple[Path, list, list, str]:
     """Checks everything before the program starts; returns the program, its lock ids, and the
-    table sections of the other programs named (--ids-of)."""
+    table sections of the other programs named (--ids-of).  origin: where spec came from, as the
+    messages name it (--locks, or --config FILE)."""
     if not command:
         raise UsageError("give the program to run after `--`: rclify run --locks '*=mcs' -- ./prog ARGS")
     lock_config.validate_override(spec)
@@ -187,7 +189,7 @@ def prepare(command: list[str], spec: str, ids_of: list[Path] = ()) -> tuple[Pat
     for pattern, _ in _patterns(spec):
         if pattern != "*" and not any(fnmatch.fnmatchcase(i, pattern) for i in known):
             examples = ", ".join(sorted(known)[:5]) or "none found: build it with -g"
-            raise UsageError(f"--locks: unknown lock id {pattern!r} in {program.name} (its ids: {examples}"
+            raise UsageError(f"{origin}: unknown lock id {pattern!r} in {program.name} (its ids: {examples}"
                              f"{', ...' if len(known) > 5 else ''}; rclify profile lists them; for a program "
                              f"it runs, add --ids-of PROG)")
     if info is not None and not any(set(INTERPOSED) & _imports(p) for p in [program, *_libraries(program)]):
@@ -198,7 +200,9 @@ def prepare(command: list[str], spec: str, ids_of: list[Path] = ()) -> tuple[Pat
 
 def run(args) -> int:
     spec = spec_from_config(args.config) if args.config else (args.locks or "*=posix")
-    program, sites, statics, more = prepare(args.passthrough, spec, args.ids_of)
+    origin = f"--config {args.config}" if args.config else "--locks"
+    program, sites, statics, more = prepare(args.passthrough, spec, args.ids_of, origin)
+
     if any(alg == "rcl" for _, alg in _patterns(spec)):
         print(RCL_NOTE, file=sys.stderr)
     runtime_build.make("build/librclify_run.so", "the interposer", RUN_LIB)

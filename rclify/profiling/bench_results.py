@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rclify.errors import RclifyError, ToolMissingError
+from rclify.paths import install_hint
 
 COLUMNS = (
     "algorithm", "form", "threads", "delay", "lines", "ctx", "nested", "throughput", "latency_ns",
@@ -118,7 +119,8 @@ def ranking_table(rank: Ranking) -> str:
     depth = max(len(col) for col in cells.values())
     lines = [
         f"Ranking at the highest contention (delay {rank.delay}), {rank.lines} shared line"
-        f"{'s' if rank.lines != 1 else ''} per section: series, sections/s, x posix (paired, the order)",
+        f"{'s' if rank.lines != 1 else ''} per section: series, sections/s, throughput as a multiple of posix's "
+        "(higher is faster; paired, the order)",
         "  #  " + "".join(f"{t} thread{'s' if t != 1 else ''}".ljust(width) for t in rank.threads).rstrip(),
     ]
     for i in range(depth):
@@ -137,13 +139,13 @@ def target_lines(rank: Ranking, combining: set[str], threads: int = 8) -> list[s
     out = []
     if others:
         low = min(others, key=lambda r: r.ratio_to_posix)
-        out.append(f"lowest at {threads} threads: {low.series} {low.ratio_to_posix:.2f}x posix (target >= 0.5x: "
-                   f"{'met' if low.ratio_to_posix >= 0.5 else 'missed'})")
+        out.append(f"lowest at {threads} threads: {low.series} {low.ratio_to_posix:.2f}x posix's throughput "
+                   f"(target >= 0.5x: {'met' if low.ratio_to_posix >= 0.5 else 'missed'})")
     comb = [r for r in rows if r.algorithm in combining]
     if comb:
         best = max(comb, key=lambda r: r.ratio_to_posix)
-        out.append(f"best combining lock at {threads} threads: {best.series} {best.ratio_to_posix:.2f}x posix "
-                   f"(target >= 1.3x: {'met' if best.ratio_to_posix >= 1.3 else 'missed'})")
+        out.append(f"best combining lock at {threads} threads: {best.series} {best.ratio_to_posix:.2f}x posix's "
+                   f"throughput (target >= 1.3x: {'met' if best.ratio_to_posix >= 1.3 else 'missed'})")
     else:
         out.append("no combining lock measured")
     return out
@@ -168,7 +170,7 @@ def _pyplot():
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
-        raise ToolMissingError("the plots need matplotlib: pip install rclify[chart]") from None
+        raise ToolMissingError(f"the plots need matplotlib: {install_hint('matplotlib')}") from None
     return plt
 
 

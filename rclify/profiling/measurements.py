@@ -9,6 +9,18 @@ from rclify.errors import UsageError
 from rclify.profiling.workload_runs import Run, Workload, lock_spec, run_once, speedup
 
 
+def speed_text(ratio: float, against: str) -> str:
+    """A paired ratio in words: it is a speed-up over `against` (higher is faster), and a ratio
+    far below 1 reads better as how many times slower (`rcl 0.013x` is 77x slower)."""
+    if ratio >= 1.0005:
+        how = f"{ratio:.2f}x faster"
+    elif ratio > 0.9995:
+        how = "as fast"
+    else:
+        how = f"{1 / ratio:.{1 if 1 / ratio < 10 else 0}f}x slower" if ratio > 0 else "no run finished"
+    return f"{ratio:.3f}x the speed of {against}, {how}"
+
+
 @dataclass
 class Measurement:
     """A candidate against the configuration it is compared with, in paired rounds."""
@@ -31,7 +43,9 @@ class Measurement:
         if self.disqualified:
             return f"{self.algorithm}: disqualified, {self.disqualified}"
         lo, hi = self.spread
-        return f"{self.algorithm} {self.median:.3f}x {self.against} ({len(self.ratios)} pairs, {lo:.3f}-{hi:.3f})"
+        return (f"{self.algorithm} {speed_text(self.median, self.against)} ({len(self.ratios)} pairs, "
+                f"spread {lo:.3f}-{hi:.3f})")
+
 
     def as_json(self) -> dict:
         return {"algorithm": self.algorithm, "against": self.against, "ratios": [round(r, 4) for r in self.ratios],

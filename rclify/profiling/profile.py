@@ -131,7 +131,9 @@ def run(command: list[str], interval_ms: int = 1000) -> dict:
         own = Path(f"{raw_prefix}.{proc.pid}")
         chosen = own if own.exists() else None
         if chosen is None or ("\nlock " not in chosen.read_text(errors="replace") and raws):
-            chosen = raws[0] if raws else None  # e.g. a shell script: the process that took locks
+            # e.g. a shell script: the process that took locks (the largest such), else the largest
+            chosen = next((r for r in raws if "\nlock " in r.read_text(errors="replace")), raws[0] if raws else None)
+
         if chosen is None:
             raise RclifyError(
                 f"{command[0]} left no profile (exit status {status_text(status)}): it may not use pthreads, "

@@ -4,6 +4,7 @@ from pathlib import Path
 
 from rclify.profiling import assign
 from rclify.errors import ToolMissingError
+from rclify.paths import install_hint
 
 
 def _ms(ns: int) -> str:
@@ -70,7 +71,7 @@ def chart(profiles: list[dict], png: Path, lower: float = assign.DEFAULT_LOWER,
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
-        raise ToolMissingError("the chart needs matplotlib: pip install rclify[chart]") from None
+        raise ToolMissingError(f"the chart needs matplotlib: {install_hint('matplotlib')}") from None
     fig, ax = plt.subplots(figsize=(8, 4.5))
     if len(profiles) == 1:
         locks = profiles[0]["locks"][:top][::-1]

@@ -36,7 +36,7 @@ import time
 from dataclasses import dataclass, field
 
 from rclify import algorithms
-from rclify.profiling.measurements import Baseline, Measurement, beats, measure_pair
+from rclify.profiling.measurements import Baseline, Measurement, beats, measure_pair, speed_text
 from rclify.profiling.workload_runs import Workload, lock_spec
 
 NOT_CANDIDATES = ("posix", "profile")  # the baseline itself; a posix lock that measures
@@ -55,7 +55,7 @@ class LockResult:
         if self.choice != "posix" and self.decided_by:
             lo, hi = self.decided_by.spread
             return (f"tune: {self.share:.1f}% of thread time in sections; {self.choice} "
-                    f"{self.decided_by.median:.3f}x {self.decided_by.against} (paired, median of "
+                    f"{speed_text(self.decided_by.median, self.decided_by.against)} (paired, median of "
                     f"{len(self.decided_by.ratios)}, spread {lo:.3f}-{hi:.3f}){self.note} -> {self.choice}")
         measured = [m for m in self.tried if not m.disqualified]
         dq = [m for m in self.tried if m.disqualified]
@@ -65,7 +65,9 @@ class LockResult:
             text += "no candidate measured" if not dq else "every candidate measured was disqualified"
         else:
             lo, hi = best.spread
-            text += (f"no candidate beat posix beyond the spread (best {best.algorithm} {best.median:.3f}x, "
+            text += (f"no candidate beat posix beyond the spread (best {best.algorithm} "
+                     f"{speed_text(best.median, best.against)}, "
+
                      f"spread {lo:.3f}-{hi:.3f}; {len(measured)} measured")
             text += f", {len(dq)} disqualified)" if dq else ")"
         return text + f"{self.note} -> posix"
