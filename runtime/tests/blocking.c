@@ -5,10 +5,20 @@
  *   - a section on A writes 256 KiB into a pipe (blocking on the full pipe) while a reader drains
  *     it outside any lock and runs a section on B after each read;
  *   - many short sections each writing one byte to a pipe and sleeping 100 us, from 3 threads,
- *     alongside 2 threads running plain sections on another lock of the server: exact counts.
- * With every registered algorithm (FOR_EACH_ALG).
+ *     alongside 2 threads running plain sections on another lock of the server: exact counts;
+ *   - sections on A block in sem_wait on a semaphore that only a section on B (same server) posts,
+ *     from 2 threads, a third posting once per section that entered (issue 34);
+ *   - a section on A blocks in read() on a pipe that a plain thread writes only after a third
+ *     thread's sections on B have run SECTIONS_WHILE_BLOCKED times meanwhile.
+ * With every registered algorithm (FOR_EACH_ALG).  Then, under rcl, the last two again in a child
+ * whose management thread looks only every 10 s (RCLIFY_MGR_US=10000000): the clients of the
+ * blocked sections must keep the server's other locks live by themselves (rcl.c, wait_long: a
+ * section running longer than 20 us gets another servicing thread), so the child must end long
+ * before the manager would have stepped in once per blocked section.
  */
 #include "test_util.h"
+
+#include <semaphore.h>
 
 static rcl_mutex_t A, B;
 static int flag, a_in;
@@ -115,9 +125,137 @@ static void mixed(int index, void *arg)
     }
 }
 
+/* ---- a semaphore posted by a section of another lock of the server ---- */
+
+#define SEM_ROUNDS 20
+static sem_t sem;
+static int entered; /* sections of A that entered sem_wait (atomic) */
+static long a_done; /* protected by A */
+
+static int cs_sem_wait(void *p)
+{
+    __atomic_fetch_add(&entered, 1, __ATOMIC_RELEASE);
+    while (sem_wait(&sem) != 0)
+        if (errno != EINTR)
+            return -1;
+    a_done++;
+    return 5;
+}
+
+static int cs_sem_post(void *p)
+{
+    b_count++;
+    return sem_post(&sem) == 0 ? 6 : -1;
+}
+
+static void sem_users(int index, void *arg)
+{
+    int rounds = ITERS(SEM_ROUNDS);
+    if (index < 2) {
+        for (int i = 0; i < rounds; i++)
+            CHECK_EQ(rcl_execute(&A, cs_sem_wait, NULL), 5, "section blocked in sem_wait");
+        return;
+    }
+    for (int i = 0; i < 2 * rounds; i++) { /* one post per section that has entered: each blocks */
+        t_wait_flag(&entered, i + 1);
+        CHECK_EQ(rcl_execute(&B, cs_sem_post, NULL), 6, "section posting the semaphore");
+    }
+}
+
+static void scenario_semaphore(const char *alg)
+{
+    CHECK(sem_init(&sem, 0, 0) == 0, "sem_init");
+    entered = 0;
+    a_done = b_count = 0;
+    uint64_t t0 = t_now_ns();
+    t_run_threads(3, sem_users, NULL);
+    CHECK_EQ(a_done, 2L * ITERS(SEM_ROUNDS), "sections that waited on the semaphore");
+    CHECK_EQ(b_count, 2L * ITERS(SEM_ROUNDS), "sections that posted it");
+    sem_destroy(&sem);
+    OK("%s: %d sections on A blocked in sem_wait, each posted by a section on B (same server) (%.0f ms)", alg,
+       2 * ITERS(SEM_ROUNDS), (double)(t_now_ns() - t0) / 1e6);
+}
+
+/* ---- a read on a pipe that a plain thread writes ---- */
+
+#define READ_ROUNDS 10
+#define SECTIONS_WHILE_BLOCKED 20
+static int reading;      /* A's section is about to read (atomic; rounds counted) */
+static long b_progress;  /* B's sections, read outside B (atomic) */
+static int reads_done;   /* (atomic) */
+
+static int cs_read_pipe(void *p)
+{
+    char c;
+    __atomic_fetch_add(&reading, 1, __ATOMIC_RELEASE);
+    ssize_t n;
+    while ((n = read(pfd[0], &c, 1)) < 0 && errno == EINTR)
+        ;
+    return n == 1 && c == 'r' ? 7 : -1;
+}
+
+static int cs_b_progress(void *p)
+{
+    b_count++;
+    __atomic_store_n(&b_progress, b_count, __ATOMIC_RELAXED);
+    return 0;
+}
+
+static void pipe_users(int index, void *arg)
+{
+    int rounds = ITERS(READ_ROUNDS);
+    if (index == 0) { /* the reader: its sections block in read() */
+        for (int i = 0; i < rounds; i++) {
+            CHECK_EQ(rcl_execute(&A, cs_read_pipe, NULL), 7, "section blocked in read() on a pipe");
+            __atomic_store_n(&reads_done, i + 1, __ATOMIC_RELEASE);
+        }
+    } else if (index == 1) { /* the plain writer: writes once B has progressed meanwhile */
+        for (int i = 0; i < rounds; i++) {
+            t_wait_flag(&reading, i + 1);
+            long from = __atomic_load_n(&b_progress, __ATOMIC_RELAXED);
+            for (unsigned n = 0; __atomic_load_n(&b_progress, __ATOMIC_RELAXED) < from + SECTIONS_WHILE_BLOCKED; n++)
+                if (n > 1000)
+                    sched_yield();
+            CHECK(write(pfd[1], "r", 1) == 1, "write to the pipe");
+        }
+    } else { /* sections on B, until the reader is done */
+        while (__atomic_load_n(&reads_done, __ATOMIC_ACQUIRE) < rounds)
+            rcl_execute(&B, cs_b_progress, NULL);
+    }
+}
+
+static void scenario_read(const char *alg)
+{
+    CHECK(pipe(pfd) == 0, "pipe");
+    reading = reads_done = 0;
+    b_count = b_progress = 0;
+    uint64_t t0 = t_now_ns();
+    t_run_threads(3, pipe_users, NULL);
+    CHECK(b_count >= (long)ITERS(READ_ROUNDS) * SECTIONS_WHILE_BLOCKED, "sections on B: %ld", b_count);
+    close(pfd[0]);
+    close(pfd[1]);
+    OK("%s: %d sections on A blocked in read() on a pipe, each until %d sections on B (same server) ran and a "
+       "plain thread wrote (%.0f ms)",
+       alg, ITERS(READ_ROUNDS), SECTIONS_WHILE_BLOCKED, (double)(t_now_ns() - t0) / 1e6);
+}
+
+/* The child: rcl only, the management thread all but asleep (RCLIFY_MGR_US=10000000). */
+static int child_without_manager(void)
+{
+    t_mutex_init(&A, -1, "blocking.c:A", RCL_ALG_RCL, 0);
+    t_mutex_init(&B, -1, "blocking.c:B", RCL_ALG_RCL, 0);
+    scenario_semaphore("rcl, manager every 10 s");
+    scenario_read("rcl, manager every 10 s");
+    CHECK_EQ(rcl_mutex_destroy(&A), 0, "destroy A");
+    CHECK_EQ(rcl_mutex_destroy(&B), 0, "destroy B");
+    return t_done();
+}
+
 int main(int argc, char **argv)
 {
     t_init(argc, argv, "blocking");
+    if (t_is_child(argc, argv))
+        return child_without_manager();
     FOR_EACH_ALG(a)
     {
         t_mutex_init(&A, -1, "blocking.c:A", a->alg, 0);
@@ -150,8 +288,20 @@ int main(int argc, char **argv)
         close(pfd[0]);
         close(pfd[1]);
 
+        scenario_semaphore(a->name);
+        scenario_read(a->name);
+
         CHECK_EQ(rcl_mutex_destroy(&A), 0, "destroy A");
         CHECK_EQ(rcl_mutex_destroy(&B), 0, "destroy B");
     }
+
+    /* Every blocked section would wait out at least one 10 s management timeout without the
+     * clients' help: 30 s is far below that for 50 of them, far above what the child needs. */
+    static const char *const env[] = { "RCLIFY_MGR_US=10000000", NULL };
+    struct t_child c;
+    int rc = t_run_child("--child", NULL, env, 30, &c);
+    CHECK(rc == 0, "child with RCLIFY_MGR_US=10000000 exited %d%s:\n%s", rc,
+          c.timed_out ? " (timed out: the server's other locks waited for the manager)" : "", c.err);
+    OK("rcl with the management thread every 10 s: blocked sections did not stop their server (%.2f s)", c.seconds);
     return t_done();
 }

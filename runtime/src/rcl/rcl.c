@@ -75,6 +75,29 @@ static inline int on_server_of(const struct rcl_lock *l)
 }
 
 /*
+ * A section that has been running this long may be blocked (a read, a semaphore, a sleep, a lock
+ * held by another server's section): its client then makes sure that the server has another
+ * servicing thread for the other locks it serves, and again every SECTION_RECHECK_NS while it
+ * waits.  Before, only the management thread did, after a whole timeout without progress
+ * (RCLIFY_MGR_US, 5 ms), and a section that slept 1 ms stopped every other lock of its server for
+ * that millisecond (runtime/bench/blockbench.c, docs/runtime.md).
+ */
+#define SECTION_LONG_NS 20000
+#define SECTION_RECHECK_NS 1000000
+
+/* Is r's section running now (claimed: its lock held for its client), not merely waiting for the
+ * server?  Then the wait is the section's, and the server may need a thread for the others. */
+static void help_long_section(struct rcl_request *r)
+{
+    rcl_cs_fn fn = ld_relaxed(&r->function);
+    if (!fn || fn == RCL_FN_HYBRID_LOCK) /* (a condvar wait, RCL_FN_IN_PROGRESS, saw to it itself) */
+        return;
+    struct rcl_lock *l = ld_relaxed(&r->lock);
+    if (ld_relaxed(&l->holder) == ld_relaxed(&r->real_me))
+        rcl_server_ensure_free(l->server);
+}
+
+/*
  * The wait after the spins: the section is long or the server is not running.  Yields (with more
  * runnable threads than CPUs, spinning clients would keep the server off a CPU), then sleeps on
  * the mailbox.  Out of line, so that the spinning path of post_and_wait stays short; keeps errno.
@@ -86,7 +109,13 @@ static __attribute__((noinline)) void wait_long(struct rcl_request *r)
      * server may need another thread (e.g. to run a section nested back into it). */
     if (rcl_tls_sthread)
         rcl_server_ensure_free(rcl_tls_sthread->server);
+    uint64_t check_at = rcl_now_ns() + SECTION_LONG_NS;
     for (unsigned n = 0; ld_acquire(&r->function) != NULL; n++) { /* acquire: ret, ctx */
+        uint64_t now = rcl_now_ns(); /* (a yield or a sleep per turn: the clock costs nothing here) */
+        if (now >= check_at) {
+            help_long_section(r);
+            check_at = now + SECTION_RECHECK_NS;
+        }
         if (n < CLIENT_YIELDS) {
             rcl_server_backoff(n);
             continue;
@@ -309,7 +338,7 @@ static int remote_trylock(rcl_mutex_t *m)
         l->depth++;
         return 0;
     }
-    if (holder != RCL_NONE || (!on_server_of(l) && rcl_lock_waiter_pending(l)) ||
+    if (holder != RCL_NONE || (!on_server_of(l) && rcl_lock_waiter_pending(l, l->server)) ||
         !cas_acquire(&l->holder, &expected, me))
         return EBUSY; /* held, or promised to a request that found it held (rcl_internal.h) */
     stat_inc(&l->hybrid_locks, 1);
@@ -441,7 +470,7 @@ static int remote_clocklock(rcl_mutex_t *m, clockid_t clock, const struct timesp
     for (;;) {
         int holder = settled_holder(l), expected = RCL_NONE;
         /* (a lock promised to a waiting request is not free: wait in line, below) */
-        if (holder == RCL_NONE && (on_server_of(l) || !rcl_lock_waiter_pending(l)) &&
+        if (holder == RCL_NONE && (on_server_of(l) || !rcl_lock_waiter_pending(l, l->server)) &&
             cas_acquire(&l->holder, &expected, me)) {
             stat_inc(&l->hybrid_locks, 1);
             tls_hybrid_held++;

@@ -131,13 +131,16 @@ struct rcl_server *rcl_server_get(int index, int cpu); /* starts it on first use
  * request (claim, rcl_server.c), not a trylock or a free-lock timed lock of a client (rcl.c).  Its
  * mailbox is looked at only when a waiter is set: the fast path pays one load, on the holder's line.
  * Returns the pending waiter's mailbox index, or 0 (a waiter served, withdrawn or gone is cleared).
+ * s is l's server, passed by the caller: a servicing thread may look at a request's lock state
+ * after the request completed and the lock was destroyed (its state reused), and reads only the
+ * atomic words of it before re-validating the request (rcl_server.c, claim).
  */
-static inline int rcl_lock_waiter_pending(struct rcl_lock *l)
+static inline int rcl_lock_waiter_pending(struct rcl_lock *l, struct rcl_server *s)
 {
     int w = ld_relaxed(&l->waiter);
     if (!w)
         return 0;
-    struct rcl_request *r = &l->server->requests[w];
+    struct rcl_request *r = &s->requests[w];
     rcl_cs_fn fn = ld_relaxed(&r->function);
     if (fn && fn != RCL_FN_IN_PROGRESS && fn != RCL_FN_WITHDRAWN && ld_relaxed(&r->lock) == l)
         return w;

@@ -76,7 +76,7 @@ static inline int claimable(rcl_cs_fn fn)
 /* ---- the servicing loop (Algorithm 4, fast path) ---- */
 
 /* Takes the lock of a pending request (mailbox i) and claims it; returns its function, or NULL. */
-static rcl_cs_fn claim(int i, struct rcl_request *r, struct rcl_lock **lockp)
+static rcl_cs_fn claim(struct rcl_server *s, int i, struct rcl_request *r, struct rcl_lock **lockp)
 {
     rcl_cs_fn fn = ld_acquire(&r->function);
     if (!claimable(fn))
@@ -86,7 +86,7 @@ static rcl_cs_fn claim(int i, struct rcl_request *r, struct rcl_lock **lockp)
      * Without it a thread that takes the lock in hybrid mode again as soon as it releases it is
      * granted it pass after pass whenever its mailbox comes first in the scan (issue 34). */
     int waiter = ld_relaxed(&l->waiter);
-    if (waiter && waiter != i && rcl_lock_waiter_pending(l))
+    if (waiter && waiter != i && rcl_lock_waiter_pending(l, s))
         return NULL;
     int expected = RCL_NONE;
     /* seq_cst, with the re-read below: a timed hybrid lock withdraws its request with a seq_cst
@@ -143,7 +143,7 @@ static int service_pass(struct rcl_server *s, struct rcl_sthread *self, int *err
         if (!ld_relaxed(&r->function))
             continue;
         struct rcl_lock *l;
-        rcl_cs_fn fn = claim(i, r, &l);
+        rcl_cs_fn fn = claim(s, i, r, &l);
         if (!fn)
             continue;
         if (fn == RCL_FN_HYBRID_LOCK) { /* hybrid lock: the client keeps the lock */
