@@ -14,6 +14,8 @@ import os
 import signal
 import sys
 
+
+
 from rclify import __version__, interrupt
 from rclify.errors import RclifyError
 
@@ -28,11 +30,24 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         description="Move a pthread program's locks onto Remote Core Locking and other fast locks.",
     )
     parser.add_argument("--version", action="version", version=f"rclify {__version__}")
+    parser.add_argument("--print-completion", choices=("bash", "zsh"), action=_PrintCompletion,
+                        help="print a bash or zsh completion script, generated from these options, and exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name in [command] if command in COMMANDS else COMMANDS:
         module = importlib.import_module(f"rclify.commands.{name}")
         module.add_parser(sub).set_defaults(handler=module.run)
     return parser
+
+
+class _PrintCompletion(argparse.Action):
+    """Shell completion generated from the parser itself by shtab (a library, not a script kept by
+    hand): it never lags behind an option.  Imported only here: no other command pays for it."""
+
+    def __call__(self, parser, namespace, shell, option_string=None):
+        import shtab
+
+        print(shtab.complete(build_parser(), shell=shell))
+        parser.exit()
 
 
 def split_passthrough(argv: list[str]) -> tuple[list[str], list[str]]:

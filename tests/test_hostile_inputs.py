@@ -4,6 +4,9 @@ and nothing outside it touched: a sentinel folder beside the tree is compared by
 
 import json
 import os
+import re
+import shlex
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -220,3 +223,36 @@ def test_a_tree_with_nothing_to_change_gets_no_records(tmp_path, what):
     assert proc.returncode == 0, proc.stderr
     assert "changed 0" in proc.stdout and "nothing to change" in proc.stderr
     assert snapshot(tree) == before  # no .rclify/, no lock_config.h
+
+
+# -- what a new user reaches for in the first hour ---------------------------------------------------
+
+def test_bash_completion_is_generated_from_the_parser_and_completes_options(tmp_path):
+    """rclify --print-completion bash|zsh: shtab's, from the argument parser (every option there)."""
+    bash = rclify("--print-completion", "bash")
+    assert bash.returncode == 0 and "_shtab_rclify" in bash.stdout
+    script = tmp_path / "rclify.bash"
+    script.write_text(bash.stdout)
+    done = subprocess.run(["bash", "-c", f"source {script}; COMP_WORDS=(rclify transform --dr); COMP_CWORD=2; "
+                                         "_shtab_rclify; echo \"${COMPREPLY[@]}\""], capture_output=True, text=True)
+    assert done.stdout.split() == ["--dry-run"], done.stderr
+    zsh = rclify("--print-completion", "zsh")
+    assert zsh.returncode == 0 and "#compdef rclify" in zsh.stdout
+    for option in ("--dry-run", "--ids-of", "--print-completion", "--force"):  # transform, run, the top, revert
+        assert option in zsh.stdout and option in bash.stdout
+
+
+def test_the_pre_commit_hook_runs_transform_check(tmp_path):
+    """.pre-commit-hooks.yaml's entry, run as pre-commit runs it (at the tree's root, no file names):
+    exit 1 and the diff while a region is left untransformed, 0 once the tree is transformed."""
+    manifest = (Path(__file__).resolve().parent.parent / ".pre-commit-hooks.yaml").read_text()
+    assert re.search(r"^- id: rclify-check$", manifest, re.M) and "pass_filenames: false" in manifest
+    entry = shlex.split(re.search(r"^  entry: (.*)$", manifest, re.M).group(1))
+    assert entry[:2] == ["rclify", "transform"] and "--check" in entry
+    tree = tree_of(tmp_path)
+    pending = rclify(*entry[1:], cwd=tree)
+    assert pending.returncode == 1 and "+++" in pending.stdout, pending.stderr
+    assert not (tree / ".rclify").exists()  # --check changes nothing
+    assert rclify("transform", tree, "-q").returncode == 0
+    done = rclify(*entry[1:], cwd=tree)
+    assert done.returncode == 0, done.stdout + done.stderr

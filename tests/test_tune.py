@@ -322,3 +322,13 @@ def test_no_budget_left_for_the_confirmation_is_said(monkeypatch):
     tune.confirm(workload_runs.Workload(["true"]), result, 3, tune.Budget(0.001), 0.02, lambda m: None)
     assert result.locks[0].choice == "mcs"
     assert "not confirmed against all-posix (no budget left)" in result.locks[0].rationale()
+
+
+def test_a_ratio_says_its_direction():
+    """`rcl 0.013x posix` did not say that it is 77x slower."""
+    from rclify.profiling.measurements import speed_text
+
+    assert speed_text(0.013, "posix") == "0.013x the speed of posix, 77x slower"
+    assert speed_text(0.5, "posix") == "0.500x the speed of posix, 2.0x slower"
+    assert speed_text(1.25, "mcs") == "1.250x the speed of mcs, 1.25x faster"
+    assert speed_text(1.0, "posix") == "1.000x the speed of posix, as fast"
