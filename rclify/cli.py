@@ -16,7 +16,8 @@ import sys
 
 
 
-from rclify import __version__, interrupt
+from rclify import __version__, disk_space, interrupt
+
 from rclify.errors import RclifyError
 
 COMMANDS = ["transform", "revert", "flags", "profile", "assign", "report", "check", "bench", "run", "tune"]
@@ -81,6 +82,11 @@ def main(argv: list[str] | None = None) -> int:
         # either, when Python flushes stdout again (the recipe of Python's signal documentation)
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
+    except OSError as err:  # after BrokenPipeError, one of them
+        if not disk_space.is_disk_full(err):
+            raise
+        print(f"rclify {args.command}: error: {disk_space.disk_full_line(err)}", file=sys.stderr)
+        return 2
     finally:
         interrupt.remove_tempdir(scratch)
         for s, handler in handlers.items():

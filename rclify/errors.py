@@ -26,3 +26,8 @@ class BuildError(RclifyError):
 class OutsideTreeError(UsageError):
     """A path rclify would write, delete or rename lies outside the tree, or is a symbolic link or a
     special file (rclify/tree_paths.py): refused before anything is changed."""
+
+
+class DiskFullError(RclifyError):
+    """No room left on a file system rclify writes to (its temporary files, the tree): said as such,
+    instead of as the failure of whatever tool met it first (spatch crashing with -11)."""

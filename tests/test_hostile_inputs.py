@@ -256,3 +256,26 @@ def test_the_pre_commit_hook_runs_transform_check(tmp_path):
     assert rclify("transform", tree, "-q").returncode == 0
     done = rclify(*entry[1:], cwd=tree)
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_a_full_disk_is_said_as_such(tmp_path, monkeypatch, capsys):
+    """A full disk was `spatch failed (exit -11)` naming a scratch file, or a traceback."""
+    import errno
+    import shutil as shutil_module
+    from collections import namedtuple
+
+    from rclify import cli, disk_space
+    from rclify.commands import flags
+    from rclify.errors import DiskFullError
+
+    def full(*args):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(tmp_path / "out.json"))
+
+    monkeypatch.setattr(flags, "run", full)
+    assert cli.main(["flags", "--cflags"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "no space left on device writing" in err and "out.json" in err
+    usage = namedtuple("usage", "total used free")
+    monkeypatch.setattr(shutil_module, "disk_usage", lambda path: usage(1 << 30, (1 << 30) - (1 << 20), 1 << 20))
+    with pytest.raises(DiskFullError, match="no space left on the file system of .* \\(1 MiB free\\)"):
+        disk_space.check_room(tmp_path)

@@ -15,6 +15,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from rclify import disk_space
 from rclify.ctext.preprocessor import define_around
 from rclify.errors import ParseError, ToolMissingError
 from rclify.paths import IMPORT_ROOT, SEMANTIC_PATCHES_DIR, require
@@ -90,7 +91,9 @@ def run_spatch(patch: Path, root: Path, files: list[str], jobs: int, mode: str =
     finally:
         os.unlink(listing.name)
     if proc.returncode != 0:
+        disk_space.check_room(Path(root))  # a full disk crashes spatch (exit -11): said as such
         tail = "\n".join(line for line in proc.stderr.splitlines() if not line.startswith("Warning"))[-2000:]
+
         raise ParseError(f"spatch {patch.name} failed (exit {proc.returncode}): {tail.strip()}")
     records = [json.loads(line[len(RECORD_PREFIX):]) for line in proc.stdout.splitlines()
                if line.startswith(RECORD_PREFIX)]
