@@ -46,12 +46,14 @@ LOCKS_C = ('#include <pthread.h>\n#include "shared.h"\nstatic pthread_mutex_t m 
            'void bump(void) { pthread_mutex_lock(&m); SHARED++; pthread_mutex_unlock(&m); }\n')
 
 
-def _recursive_tree(root: Path, generated: bool = False) -> Path:
+def _recursive_tree(root: Path, generated: bool = False, slow: bool = False) -> Path:
     files = {
         "Makefile": "all:\n\tcd src && $(MAKE) all\n",
         "include/shared.h": "extern int shared_count;\n#define SHARED shared_count\n",
         "src/Makefile": ("CFLAGS = -O1 -DFROM_SUB -I../include\nall: locks.o\n"
                          + ("gen.h:\n\techo '#define GEN 1' > gen.h\nlocks.o: gen.h\n" if generated else "")
+                         # a long step after the header is made (redis: jemalloc's compiles after its configure)
+                         + ("slow: gen.h\n\tsleep 120\nlocks.o: slow\n" if slow else "")
                          + "locks.o: locks.c\n\t$(CC) $(CFLAGS) -c locks.c -o locks.o\n"),
         "src/locks.c": ('#include "gen.h"\n' if generated else "") + LOCKS_C,
     }
@@ -85,9 +87,9 @@ def test_a_header_only_the_build_makes_sends_it_to_the_whole_build(tmp_path):
     messages = []
     flags = build_flags.find(tree, None, [], messages.append)
     try:
-        assert any("the files that lock include headers only the build makes (gen.h): the whole build instead" in m
-                   for m in messages), messages
-        assert flags.source.startswith("make under bear"), flags.source
+        assert any("the files that lock include headers only the build makes (gen.h): the build runs until they "
+                   "exist" in m for m in messages), messages
+        assert flags.source.startswith("make under bear"), flags.source  # a build this short ends first
         assert "-DFROM_SUB" in flags.for_file(tree / "src" / "locks.c")
     finally:
         flags.cleanup()
@@ -106,3 +108,36 @@ def test_only_headers_the_preprocessor_takes_and_cannot_find_need_the_build(tmp_
 
     assert dry_run.needs_build([entry("locks.c"), entry("plain.c")]) == ["gen.h"]
     assert dry_run.needs_build([entry("locks.c", "-DUSE_TC")]) == ["gen.h", "tc/tc.h"]
+
+
+@needs_make
+def test_the_build_stops_once_the_headers_it_makes_exist_and_the_dry_run_serves(tmp_path):
+    if shutil.which("bear") is None:
+        pytest.fail("bear is not installed (scripts/setup.sh installs it)")
+    tree = _recursive_tree(tmp_path / "tree", generated=True, slow=True)
+    flags = build_flags.find(tree, None, [], lambda message: None)
+    try:
+        assert flags.source.startswith("make -n (1 compiles of a dry run), after "), flags.source
+        assert "of the build made the headers it needs (gen.h)" in flags.source
+        assert "-DFROM_SUB" in flags.for_file(tree / "src" / "locks.c")
+        copy = Path(flags.scratch[0])
+        assert list(copy.rglob("gen.h")) and not list(copy.rglob("locks.o"))  # stopped before the compile
+    finally:
+        flags.cleanup()
+
+
+def test_an_include_directory_of_the_tree_is_searched_in_the_scratch_copy_too(tmp_path):
+    """redis: `-I../deps/jemalloc/include` names a directory of the tree, and jemalloc's configure
+    writes jemalloc/jemalloc.h under it in the scratch copy only: the copy's is searched last."""
+    from rclify.transform.build_flags.build_scripts import _mapped
+    root, copy = tmp_path / "tree", tmp_path / "scratch" / "tree"
+    for base in (root, copy):
+        (base / "deps/je/include/je").mkdir(parents=True)
+        (base / "src").mkdir()
+        (base / "src/a.c").write_text("int a;\n")
+    (copy / "deps/je/include/je/je.h").write_text("#define JE 1\n")
+    entry = {"directory": str(copy / "src"), "file": "a.c",
+             "arguments": ["cc", "-I../deps/je/include", "-I", "../deps/je/include", "-c", "a.c"]}
+    words = _mapped(entry, copy, root)["arguments"]
+    assert words[1] == f"-I{root}/src/../deps/je/include" and words[3] == f"{root}/src/../deps/je/include"
+    assert words[-2:] == ["-idirafter", f"{copy}/src/../deps/je/include"], words

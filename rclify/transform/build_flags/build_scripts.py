@@ -9,8 +9,10 @@ import os
 import re
 import shlex
 import shutil
+import signal
 import subprocess
 import tempfile
+import time
 from pathlib import Path
 from typing import Callable
 
@@ -172,15 +174,36 @@ def _make_database(root: Path, scratch: Path, copy: Path, where: Path,
         progress(f"warning: {why}; bear is not installed (apt-get install bear) to record the build, "
                  "so the flags are guessed")
         return None
-    progress(f"build flags: {why}: the whole build instead")
-    return _make_under_bear(root, scratch, copy, where, progress)
+    if not missing:
+        progress(f"build flags: {why}: the whole build instead")
+        return _make_under_bear(root, scratch, copy, where, progress)
+    # the build runs until those headers exist (redis: jemalloc's configure, not its compiles and
+    # the program's), and the dry run's compiles then serve; a build that ends first gives its own
+    progress(f"build flags: {why}: the build runs until they exist")
+    started, answers = time.monotonic(), []
+
+    def made() -> bool:  # twice in a row: a header being written when first found is complete the next time
+        answers.append(not dry_run.needs_build(entries))
+        return answers[-2:] == [True, True]
+
+    built = _make_under_bear(root, scratch, copy, where, progress, until=made)
+    if built is not _STOPPED:
+        return built
+    return _database_of(root, scratch, copy, entries, f"make -n ({len(entries)} compiles of a dry run), after "
+                                                      f"{time.monotonic() - started:.0f}s of the build made the "
+                                                      f"headers it needs ({shown})")
+
+
+_STOPPED = object()  # _make_under_bear's result when its until() came true before the build ended
+_WATCH_EVERY = 3.0  # seconds between two asks of until()
 
 
 def _make_under_bear(root: Path, scratch: Path, copy: Path, where: Path,
-                     progress: Callable[[str], None]) -> BuildFlags | None:
+                     progress: Callable[[str], None], until: Callable[[], bool] | None = None):
     """The compile database of the tree's own make run in where (inside copy, a scratch copy of
     root under scratch) under bear, mapped back onto the tree; None when make recorded nothing
-    (scratch is then the caller's to remove)."""
+    (scratch is then the caller's to remove); _STOPPED when until (asked every few seconds) came
+    true first: the build is stopped there."""
     inside = f" in {where.relative_to(copy)}/" if where != copy else ""
     progress(f"build flags: running the tree's own `make`{inside} under bear in a scratch copy "
              f"({copy}); the tree itself is not touched")
@@ -189,24 +212,62 @@ def _make_under_bear(root: Path, scratch: Path, copy: Path, where: Path,
     # -k: a build that fails late has compiled most files already; -B the second time: a tree
     # already built (its objects copied too) has nothing to compile, and bear nothing to record
     for always in ([], ["-B"]):
-        try:
-            proc = subprocess.run(["bear", "--output", str(recorded), "--", "make", "-k", *always, "-j", jobs],
-                                  cwd=where, capture_output=True, text=True,
-                                  errors="replace", timeout=BUILD_TIMEOUT)
-            failed = proc.returncode != 0
-        except subprocess.TimeoutExpired:
-            failed, proc = True, None
+        rc, output = _run_until(["bear", "--output", str(recorded), "--", "make", "-k", *always, "-j", jobs],
+                                where, scratch / "make.log", until)
+        if rc is _STOPPED:
+            return _STOPPED
+        failed = rc != 0
         entries = _entries(recorded)
-        if entries or proc is None:
+        if entries or rc is None:
             break
         progress("build flags: make compiled nothing (the tree is built already?): again with make -B")
     if not entries:
-        why = "timed out" if proc is None else _last_line(proc.stderr or proc.stdout)
+        why = "timed out" if rc is None else _last_line(output)
         progress(f"warning: make under bear recorded no compilation ({why}); guessing the flags")
         return None
     if failed:
         progress(f"warning: make in the scratch copy failed part way; using the {len(entries)} compilations it recorded")
     return _database_of(root, scratch, copy, entries, f"make under bear ({DATABASE} of a scratch build)")
+
+
+def _run_until(command: list[str], where: Path, log: Path, until: Callable[[], bool] | None):
+    """command run in where, its output in log: (exit status, output); (None, output) past
+    BUILD_TIMEOUT; (_STOPPED, output) when until() came true first.  Stopped or timed out, its
+    whole process group is ended (make's children, bear's)."""
+    started = time.monotonic()
+    with open(log, "wb") as out:
+        proc = subprocess.Popen(command, cwd=where, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                start_new_session=True)
+        try:
+            while True:
+                try:
+                    rc = proc.wait(timeout=_WATCH_EVERY if until is not None else BUILD_TIMEOUT)
+                    break
+                except subprocess.TimeoutExpired:
+                    if time.monotonic() - started > BUILD_TIMEOUT:
+                        rc = None
+                        break
+                    if until is not None and until():
+                        rc = _STOPPED
+                        break
+        finally:
+            if proc.poll() is None:
+                _end_group(proc)
+    return rc, log.read_text(errors="replace")
+
+
+def _end_group(proc: subprocess.Popen) -> None:
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            break
+        try:
+            proc.wait(timeout=5)
+            break
+        except subprocess.TimeoutExpired:
+            continue
+    proc.wait()
 
 
 def _database_of(root: Path, scratch: Path, copy: Path, entries: list[dict], source: str) -> BuildFlags:
@@ -231,25 +292,34 @@ def _mapped(entry: dict, copy: Path, root: Path, generated: list[str] = ()) -> d
     """A database entry of the scratch copy, in the tree's terms: its directory, file and every
     path argument that exists in the tree too; generated: the copy's directories holding headers
     the build wrote (config.h, apr.h), searched after every other (-idirafter), so a header the
-    tree has resolves in the tree and one only the build wrote in the copy."""
+    tree has resolves in the tree and one only the build wrote in the copy.  An include directory
+    moved into the tree is searched in the copy too, last: `<jemalloc/jemalloc.h>` through redis's
+    `-I../deps/jemalloc/include`, whose jemalloc/jemalloc.h jemalloc's configure wrote in the copy."""
+    also = []  # the copy's include directories whose words were moved into the tree
+
     def tree_path(word: str) -> str:
         if str(copy) not in word:
             return word
         moved = word.replace(str(copy), str(root))
         for prefix in (*_PATH_OPTIONS, ""):
             if moved.startswith(prefix) and Path(moved[len(prefix):]).exists():
+                if prefix in ("-I", "-isystem", "-iquote", "") and Path(word[len(prefix):]).is_dir():  # "": `-I DIR`
+                    also.append(word[len(prefix):])
                 return moved
         return word
     out = dict(entry)
     directory = Path(entry.get("directory", "") or copy)
     out["directory"] = str(directory).replace(str(copy), str(root))
     out["file"] = entry["file"].replace(str(copy), str(root))
-    after = [x for d in generated for x in ("-idirafter", d)]
     if "arguments" in entry:
-        out["arguments"] = [tree_path(w) for w in _absolute_paths(entry["arguments"], directory)] + after
+        words = [tree_path(w) for w in _absolute_paths(entry["arguments"], directory)]
+    else:
+        words = [tree_path(w) for w in _absolute_paths(shlex.split(entry.get("command", "")), directory)]
+    words += [x for d in [*generated, *dict.fromkeys(also)] for x in ("-idirafter", d)]
+    if "arguments" in entry:
+        out["arguments"] = words
     elif "command" in entry:
-        out["command"] = shlex.join([tree_path(w) for w in _absolute_paths(shlex.split(entry["command"]), directory)]
-                                    + after)
+        out["command"] = shlex.join(words)
     return out
 
 
