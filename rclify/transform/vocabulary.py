@@ -38,7 +38,8 @@ class Macro:
 @dataclass(frozen=True)
 class Wrapper:
     """A function that locks or unlocks one expression (see wrapper_shape for what its body may
-    hold besides: a check of the result, work of its own, a `return` of the mutex)."""
+    hold besides: checks of its arguments, a check of the result, work of its own, a `return` of
+    the mutex)."""
 
     name: str
     kind: str
@@ -52,6 +53,9 @@ class Wrapper:
     in_header: bool = False  # a header's function: its accessor is `static inline`, next to it
     work: str = ""  # its statements that are not the lock call: after a lock, before an unlock
     work_line: int = 0  # the line they start on (the generated copy keeps it with #line)
+    # a lock wrapper's checks before the call (`assert(l);`): run by its accessor, before the lock
+    checks: str = ""
+    checks_line: int = 0
     returns_mutex: bool = False  # `lock(m); return m;`: a cleanup guard's constructor
     # a wrapper over another wrapper (libuv's os390 `before_fork()` over `uv_mutex_lock(&l)`): that
     # one, whose accessor expr calls, and the mutex itself, `&l` (what identifies the lock, and

@@ -72,9 +72,16 @@ def macro_definition(cursor: ci.Cursor, data: bytes | None = None) -> tuple[str,
             i += 1
         body_from = i + 1
     if data is None or body_from >= len(tokens):
-        return name, tuple(params), " ".join(t.spelling for t in tokens[body_from:])
+        return name, tuple(params), " ".join(_spliced(t.spelling) for t in tokens[body_from:])
     start, end = tokens[body_from].extent.start.offset, tokens[-1].extent.end.offset
     return name, tuple(params), data[start:end].decode("utf-8", errors="surrogateescape").replace("\\\n", "\n")
+
+
+def _spliced(spelling: str) -> str:
+    """A token's spelling without line continuations: libclang's token after `\\` and a newline
+    starts at the backslash (Berkeley DB's `return (DB_RUNRECOVERY);  \\` then `} while (0)` on
+    the next line gives the token `\\` newline `}`), which the preprocessor reads as `}`."""
+    return spelling.replace("\\\r\n", "").replace("\\\n", "")
 
 
 def add_wrappers(parsed: ParsedFile, tree: SourceTree, vocab: Vocabulary) -> None:
@@ -116,6 +123,7 @@ def add_wrappers(parsed: ParsedFile, tree: SourceTree, vocab: Vocabulary) -> Non
                 file=tree.rel(here.path), is_static=fn.storage_class == ci.StorageClass.STATIC,
                 start_offset=fn.extent.start.offset, end_offset=fn.extent.end.offset, in_header=in_header,
                 work=shape.work, work_line=shape.work_line, returns_mutex=shape.returns_mutex,
+                checks=shape.checks, checks_line=shape.checks_line,
                 inner=shape.op.wrapper, identity=shape.op.wrapper_expr if shape.op.wrapper is not None else "",
             )
             if twin:
@@ -134,6 +142,8 @@ class WrapperShape:
     work: str = ""
     work_line: int = 0
     returns_mutex: bool = False
+    checks: str = ""  # a lock's checks of its arguments before the call (its accessor runs them)
+    checks_line: int = 0
 
 
 # work that cannot be copied into a section: it would wait there, share a static with its original,
@@ -149,6 +159,7 @@ def wrapper_shape(parsed: ParsedFile, fn: ci.Cursor, vocab: Vocabulary) -> Wrapp
     """What a function's body does, if it is a lock wrapper: one lock or unlock statement on an
     expression of its parameters and file-scope names (`pthread_mutex_lock(&l->m);`,
     `return pthread_mutex_unlock(m);`), and besides it only
+      - before a lock, checks of its arguments (`assert(l);`, _only_checks): its accessor runs them;
       - declarations without initializer (`int r;`) and a test of the call's result with no else
         (`int r = pthread_mutex_lock(&l->m); if (r) fail(r, file, line);`): dropped, as for a
         checked lock statement (the runtime aborts when it cannot lock);
@@ -194,23 +205,51 @@ def wrapper_shape(parsed: ParsedFile, fn: ci.Cursor, vocab: Vocabulary) -> Wrapp
     if returns_mutex:
         after = []
     uninitialised = [s for s in before if _declares_without_initializer(s)]
+    checks = []
     if op.kind == "lock":
-        if len(uninitialised) != len(before):
+        locals_ = {c.spelling for c in preorder(fn) if c.kind == K.VAR_DECL}
+        checks = [s for s in before if s not in uninitialised
+                  and _only_checks(parsed.text(*statement_range(parsed, s)), locals_, vocab)]
+        if len(uninitialised) + len(checks) != len(before):
             return None  # work before the lock is not under it
         work = after
     else:
         if after:
             return None  # work after the unlock is not under it
         work = [s for s in before if s not in uninitialised]
+    checked = " ".join(parsed.text(*statement_range(parsed, s)).strip() for s in checks)
+    checks_line = checks[0].extent.start.line if checks else 0
     if not work:
-        return WrapperShape(op, returns_mutex=returns_mutex)
+        return WrapperShape(op, returns_mutex=returns_mutex, checks=checked, checks_line=checks_line)
     text = parsed.text(statement_range(parsed, work[0])[0], statement_range(parsed, work[-1])[1])
     used = identifiers_used(text)
     if any(_jumps_out(s) for s in work) or used & vocab.names() or any(t.text in _NOT_COPIED for t in tokenize(text)):
         return None
     declarations = [parsed.text(*statement_range(parsed, s)).strip() for s in uninitialised
                     if {c.spelling for c in child_nodes(s)} & used]
-    return WrapperShape(op, " ".join([*declarations, text]), work[0].extent.start.line)
+    return WrapperShape(op, " ".join([*declarations, text]), work[0].extent.start.line, checks=checked,
+                        checks_line=checks_line)
+
+
+def _only_checks(text: str, locals_: set[str], vocab: Vocabulary) -> bool:
+    """Is text `assert(E);` with E reading only parameters, file-scope names and constants: no
+    call, assignment, increment or local (the MapReduce library's `lock_acquire(l)`, `assert(l);`
+    before the lock call)?  It changes nothing and reads nothing the lock protects that a caller
+    could not read: the wrapper's accessor runs it, before the section takes the lock, as the
+    wrapper ran it before locking."""
+    tokens = [t for t in tokenize(text) if t.text != ";"]
+    if len(tokens) < 4 or tokens[0].text != "assert" or tokens[1].text != "(" \
+            or matching_bracket(tokens, 1) != len(tokens) - 1:
+        return False
+    inner = tokens[2:-1]
+    for i, t in enumerate(inner):
+        if t.text in _EFFECTS or (t.text == "(" and i > 0 and inner[i - 1].kind == "ident"
+                                  and inner[i - 1].text != "sizeof"):
+            return False
+    return not ({t.text for t in inner if t.kind == "ident"} & (locals_ | vocab.names()))
+
+
+_EFFECTS = {"=", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<=", ">>=", "++", "--"}
 
 
 def _only_reads_result(text: str, result: str) -> bool:

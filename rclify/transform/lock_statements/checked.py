@@ -1,12 +1,13 @@
 """Checked lock statements: a lock call whose result is tested, the failure path ending the program.
 
     if (pthread_mutex_lock(&m) != 0) abort();    checked result with a no-return failure path
+    if (lock_mutex(m) != 0) return (ERR);        ... or one that returns an error (Berkeley DB's repmgr)
     assert(pthread_mutex_lock(&m) == 0);         ... through assert (libusb's PTHREAD_CHECK)
     pthread_mutex_lock(&m) && (abort(), 0);      ... through && / || (lbzip2's xlock)
     err = pthread_mutex_lock(&m);                the result kept (0 in the caller)
     err = lock(&m); if (err) die();              the test of that result, on the next statement (checks_result)
 The runtime aborts when it cannot lock: the failure path could only run on a broken mutex, and is
-dropped.
+dropped, whatever it does (ends the program, logs, returns an error).
 """
 
 from collections.abc import Callable
