@@ -4,8 +4,9 @@
 A section reaches a local of its caller through its context (`lu4` becomes
 `(*rclify_ctx->lu4)`), so a local written as such an argument would change what the macro makes:
 `#define print(x) print_(#x, &x, sizeof (x))` with `print(lu4)` would print
-`(*rclify_ctx->lu4)` for `lu4`.  spelled() says which names of a section are so written; plan.py
-refuses to rename them (Reason.MACRO_SPELLS_LOCAL).  The definitions are those the unit's
+`(*rclify_ctx->lu4)` for `lu4`.  spelled() says which names of a section are so written;
+plan.spelled_captures defines them as macros around the section's function instead of renaming
+them, or refuses the region (Reason.MACRO_SPELLS_LOCAL) where that cannot keep the spelling.  The definitions are those the unit's
 preprocessor saw: the one libclang links the invocation to, then the unit's macros by name for
 the macros its body invokes.
 """
@@ -23,15 +24,19 @@ K = ci.CursorKind
 _DEPTH = 8  # macros followed through other macros' bodies
 
 
-def spelled(parsed: ParsedFile, region: Region, names: set[str]) -> set[str]:
-    """Those of names written in an argument of a macro invoked in the section whose parameter
-    is stringized or pasted."""
+def spelled(parsed: ParsedFile, region: Region, names: set[str]) -> tuple[set[str], set[str]]:
+    """Those of names written in an argument of a macro invoked in the section whose parameter is
+    stringized or pasted: (by the invoked macro itself, by another macro it passes the argument
+    on to).  The first keep their spelling when the name is a macro of the section's function
+    (the argument is spelled before it is expanded); the second do not: the argument is
+    expanded before the inner macro sees it."""
     uses = [(s, e) for s, e in parsed.macro_uses if region.lock_end <= s and e < region.body_end
             and names & identifiers_used(parsed.text(s, e + 1))]
+    direct: set[str] = set()
+    passed_on: set[str] = set()
     if not uses:
-        return set()
+        return direct, passed_on
     cursors = {c.extent.start.offset: c for c in macro_uses_in(parsed.tu, parsed.path)}
-    found: set[str] = set()
     for start, end in uses:
         cursor = cursors.get(start)
         definition = cursor.referenced if cursor is not None else None
@@ -43,10 +48,12 @@ def spelled(parsed: ParsedFile, region: Region, names: set[str]) -> set[str]:
         args = arguments_of(parsed.text(start, end + 1), cursor.spelling)
         if args is None:
             continue
-        for k in _spelled_positions(parsed, params, body, 0):
-            for arg in args[k:] if params[k] == "__VA_ARGS__" else args[k : k + 1]:
-                found |= names & identifiers_used(arg)
-    return found
+        here, inner = _spelled_positions(parsed, params, body, 0)
+        for positions, found in ((here, direct), (inner, passed_on)):
+            for k in positions:
+                for arg in args[k:] if params[k] == "__VA_ARGS__" else args[k : k + 1]:
+                    found |= names & identifiers_used(arg)
+    return direct, passed_on
 
 
 def _split(tokens: list[str]) -> tuple[list[str] | None, list[str]]:
@@ -65,18 +72,20 @@ def _split(tokens: list[str]) -> tuple[list[str] | None, list[str]]:
     return params, tokens[i + 1 :]
 
 
-def _spelled_positions(parsed: ParsedFile, params: list[str], body: list[str], depth: int) -> set[int]:
-    """The positions of params that body stringizes or pastes, or passes to a macro that does."""
-    spelled = set()
+def _spelled_positions(parsed: ParsedFile, params: list[str], body: list[str], depth: int) -> tuple[set[int], set[int]]:
+    """The positions of params that body stringizes or pastes itself, and those it passes on to
+    a macro that does (itself or further on)."""
+    here = set()
     for i, tok in enumerate(body):
         if tok not in params:
             continue
         before = body[i - 1] if i else ""
         after = body[i + 1] if i + 1 < len(body) else ""
         if before in ("#", "##") or after == "##":
-            spelled.add(params.index(tok))
+            here.add(params.index(tok))
+    passed_on: set[int] = set()
     if depth >= _DEPTH:
-        return spelled
+        return here, passed_on
     macros = macros_by_name(parsed)
     for i, tok in enumerate(body):
         if i + 1 >= len(body) or body[i + 1] != "(" or tok not in macros:
@@ -85,10 +94,11 @@ def _spelled_positions(parsed: ParsedFile, params: list[str], body: list[str], d
         if inner_params is None:
             continue
         inner_args = _token_arguments(body, i + 1)
-        for k in _spelled_positions(parsed, inner_params, inner_body, depth + 1):
+        inner_here, inner_on = _spelled_positions(parsed, inner_params, inner_body, depth + 1)
+        for k in inner_here | inner_on:
             passed = inner_args[k:] if inner_params[k] == "__VA_ARGS__" else inner_args[k : k + 1]
-            spelled |= {params.index(t) for arg in passed for t in arg if t in params}
-    return spelled
+            passed_on |= {params.index(t) for arg in passed for t in arg if t in params}
+    return here, passed_on
 
 
 def _token_arguments(tokens: list[str], open_at: int) -> list[list[str]]:

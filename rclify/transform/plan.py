@@ -3,8 +3,9 @@
 Decisions only, no C text generated here (render.py writes it): for a region,
   - captures(): the caller's locals the section uses, by value when they are scalars the section
     only reads, by reference otherwise (writes, address taken, arrays, structs, macro arguments);
-    refused when a macro expanded in the region names a local the section's text cannot reach,
-    or stringizes or pastes one given as its argument (macro_arguments.py);
+    refused when a macro expanded in the region names a local the section's text cannot reach;
+  - spelled_captures(): those a macro stringizes or pastes, reached through a #define of their
+    name instead of renamed (macro_arguments.py);
   - check_unlock_effects(): whether an unlock's side effect (`unlock(&slots[i++].m)`) may run in
     the caller, after the section.
 The plan's other decisions have modules of their own: hoisting.py (hoists(): variables declared
@@ -71,10 +72,31 @@ def captures(parsed: ParsedFile, decls: Declarations, region: Region, body: str,
             or _may_change_unnamed(visible, decls)
         captures.append(_capture(parsed, region, name, visible, body, hoisted=name in hoisted,
                                  written_elsewhere=written_elsewhere))
-    if macro_arguments.spelled(parsed, region, {c.name for c in captures}):
-        # `print(lu4)` for `#define print(x) print_(#x, &x)`: renamed, it would print another name
-        raise Refusal(Reason.MACRO_SPELLS_LOCAL)
     return captures
+
+
+def spelled_captures(parsed: ParsedFile, region: Region, captures: list[Capture], body: str) -> list[tuple[str, str]]:
+    """The captures a macro of the section stringizes or pastes (`print(lu4)` for `#define
+    print(x) print_(#x, &x)`: renamed, it would print another name), each as the (name, #define
+    line) that the section's function defines around it instead of renaming it: the macro's `#x`
+    spells the argument as written, and every other use of the name expands to the capture's.
+    Refused (Reason.MACRO_SPELLS_LOCAL) where the macro passes it on to another macro that
+    spells it (`#define SHOW(x) SHOW_(x, 1)`: the argument is expanded before SHOW_ sees it), or
+    where the name is also a member or a label in the section (`s->lu4`, `.lu4 =`), which such a
+    definition would reach too."""
+    spelled, passed_on = macro_arguments.spelled(parsed, region, {c.name for c in captures})
+    if passed_on:
+        raise Refusal(Reason.MACRO_SPELLS_LOCAL)
+    if not spelled:
+        return []
+    tokens = tokenize(body)
+    for i, tok in enumerate(tokens):
+        if tok.text in spelled and tok.kind == "ident":
+            before = tokens[i - 1].text if i else ""
+            after = tokens[i + 1].text if i + 1 < len(tokens) else ""
+            if before in (".", "->") or after == ":" and before in (";", "{", "}", ""):
+                raise Refusal(Reason.MACRO_SPELLS_LOCAL)
+    return [(c.name, f"#define {c.name} ({c.use})") for c in captures if c.name in spelled]
 
 
 def _may_change_unnamed(var: ci.Cursor, decls: FunctionDecls) -> bool:

@@ -126,9 +126,10 @@ WHY = {
     Reason.CLEANUP_LOCAL: "a __attribute__((cleanup)) local of the section whose block is left after an early "
                           "unlock, a window or a run of the section's loop, or declared after such a point: its "
                           "cleanup would run under the lock, before the unlock, or on a variable never set",
-    Reason.MACRO_SPELLS_LOCAL: "a local of the caller is passed to a macro that stringizes (#) or pastes (##) that "
-                               "argument (`print(x)` for `#define print(x) print_(#x, &x)`): renamed for the "
-                               "section, its spelling would change",
+    Reason.MACRO_SPELLS_LOCAL: "a local of the caller is passed to a macro that hands it on to another macro "
+                               "that stringizes (#) or pastes (##) it (`#define SHOW(x) SHOW_(x, 1)`), or is also "
+                               "a member or label name in the section: reached through the context, its spelling "
+                               "would change",
 }
 
 REASONS = {reason.value: WHY[reason] for reason in Reason}  # key -> sentence, as the report shows

@@ -209,10 +209,11 @@ class FileRenderer:
             typ, returned = region.function.result_type.spelling, writing.returned
             captures.append(Capture(returned, declarator(typ, f"(*{returned})"), f"&{returned}",
                                     f"(*rclify_ctx->{returned})"))
-        mapping = {c.name: c.use for c in captures}
+        spelled = plan.spelled_captures(self.parsed, region, captures, body)  # kept as written
+        mapping = {c.name: c.use for c in captures if c.name not in dict(spelled)}
         mapping.update({name: f'"{fn_name}"' for name in enclosing_function.FUNCTION_NAMES})
         body = rename_identifiers(body, mapping)
-        return captures, body, enclosing_function.macros(region, body)
+        return captures, body, enclosing_function.macros(region, body) + spelled
 
     def _record(self, writing: Writing, captures: list[Capture]) -> Extraction:
         """The extraction as the report and lock_config.h see it; the wrappers whose accessors it uses."""
