@@ -153,3 +153,55 @@ def test_bad_options_are_refused(lockbench, argv, message):
     proc = subprocess.run([lockbench, *argv], capture_output=True, text=True, timeout=30)
     assert proc.returncode == 2
     assert message in proc.stderr
+
+
+# ---- blockbench (runtime/bench/blockbench.c): what a blocking section costs its server's other locks ----
+
+BLOCK_TINY = ["--every", "1,4", "--sleep-us", "200", "--repeat", "2", "--duration", "0.01", "--quiet"]
+
+
+@pytest.fixture(scope="module")
+def blockbench(lockbench):
+    """Built with lockbench: `make bench` builds every runtime/bench/*.c."""
+    return str(bench.LOCKBENCH.parent / "blockbench")
+
+
+def test_blockbench_measures_both_cases_of_every_point(blockbench):
+    """posix first (the reference), then each algorithm asked for, at each period; the run itself
+    checks the sections' counts (mutual exclusion) and exits 1 on a lost update."""
+    proc = subprocess.run([blockbench, *BLOCK_TINY, "--algorithms", "rcl,ccsynch", "--json"],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    run = json.loads(proc.stdout)
+    assert (run["sleep_us"], run["repeat"], run["a_threads"], run["b_threads"]) == (200, 2, 1, 1)
+    assert [(r["algorithm"], r["every"]) for r in run["rows"]] == [
+        (alg, k) for alg in ("posix", "rcl", "ccsynch") for k in (1, 4)]
+    for r in run["rows"]:
+        assert r["b_outside"] >= 0 and r["b_blocking"] >= 0 and r["a_outside"] >= 0 and r["a_blocking"] >= 0, r
+        assert r["b_ratio_min"] <= r["b_ratio"] <= r["b_ratio_max"], r
+    # Every series made progress on both locks somewhere (a 10 ms window may see none end).
+    for alg in ("posix", "rcl", "ccsynch"):
+        rows = [r for r in run["rows"] if r["algorithm"] == alg]
+        assert sum(r["b_outside"] + r["b_blocking"] for r in rows) > 0, alg
+        assert sum(r["a_outside"] + r["a_blocking"] for r in rows) > 0, alg
+
+
+def test_blockbench_table_names_its_columns(blockbench):
+    proc = subprocess.run([blockbench, *BLOCK_TINY, "--every", "2"], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    lines = proc.stdout.splitlines()
+    assert lines[1].split() == ["algorithm", "every", "B/s", "outside", "B/s", "blocks", "B", "ratio", "(min-max)",
+                                "A/s", "outside", "A/s", "blocks"]
+    assert [line.split()[:2] for line in lines[2:]] == [["posix", "2"], ["rcl", "2"]]
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--algorithms", "nosuchlock"], "unknown algorithm 'nosuchlock'"),
+    (["--every", "0"], "bad --every '0'"),
+    (["--sleep-us", "-5"], "bad --sleep-us '-5'"),
+    (["--sideways"], "unknown option '--sideways'"),
+])
+def test_blockbench_refuses_bad_options(blockbench, argv, message):
+    proc = subprocess.run([blockbench, *argv], capture_output=True, text=True, timeout=30)
+    assert proc.returncode == 2
+    assert message in proc.stderr

@@ -2,13 +2,16 @@
  * blockbench: what a critical section that blocks costs the other locks of its RCL server
  * (issue 34).  Two locks, A and B, on the same server (server 0, pinned like lockbench's):
  *   - B's client threads (--b-threads) run empty sections back to back with rcl_execute;
- *   - A's client threads (--a-threads) do the same on A, and in the "blocking" case every
- *     --every-th section of A sleeps --sleep-us microseconds (nanosleep) inside the section.
- * The figure is B's throughput with A's sections blocking divided by B's throughput with the same
- * A threads running the same sections without the sleep.  The two cases are measured in turn
- * (the order alternates), --repeat rounds, and the ratio reported is the median of the per-round
- * ratios: the two sides of a ratio are a fraction of a second apart, on a machine whose load
- * changes from second to second.  1.0 means a blocked section costs the server's other locks
+ *   - A's client threads (--a-threads) do the same on A, and every --every-th time sleep
+ *     --sleep-us microseconds (nanosleep): inside the section in the "blocking" case, right after
+ *     it, outside the lock, in the "outside" case.
+ * Both cases put the same sections on the server at the same pace; they differ only in where the
+ * sleep is.  The figure is B's throughput in the blocking case divided by B's throughput in the
+ * outside case: what the sleep costs the server's other lock.  The threads run through all the
+ * windows of a point; the two cases are measured in turn, in windows of --duration (the order
+ * alternates), --repeat rounds, and the ratio reported is the median of the per-round ratios: the
+ * two sides of a ratio are tens of milliseconds apart, on a machine whose load changes from
+ * second to second.  1.0 means a blocked section costs the server's other locks
  * nothing; 0.01 means B was served 1% as often.  posix is measured as the reference (a sleeping
  * section there holds its own lock only); every registered algorithm can be asked for.
  *
@@ -46,7 +49,7 @@ struct options {
     int json, quiet;
 };
 static struct options opt = {
-    .sleep_us = 1000, .a_threads = 1, .b_threads = 1, .duration = 0.3, .repeat = 3, .server_cpu = -2,
+    .sleep_us = 1000, .a_threads = 1, .b_threads = 1, .duration = 0.05, .repeat = 15, .server_cpu = -2,
 };
 
 static uint64_t now_ns(void)
@@ -104,16 +107,26 @@ static void progress(const char *fmt, ...)
 
 static rcl_mutex_t lock_a, lock_b;
 static long count_a, count_b; /* under their locks */
-static int every;             /* 0: A's sections never sleep */
+static int every;             /* A's threads sleep every `every`-th section ... */
+static int inside;            /* ... inside it (1) or right after it (0) */
 static int stop;
+
+static void sleep_a(void)
+{
+    struct timespec ts = { opt.sleep_us / 1000000, (opt.sleep_us % 1000000) * 1000 };
+    nanosleep(&ts, NULL);
+}
 
 static int cs_a(void *p)
 {
-    long n = ++count_a;
-    if (every && n % every == 0) {
-        struct timespec ts = { opt.sleep_us / 1000000, (opt.sleep_us % 1000000) * 1000 };
-        nanosleep(&ts, NULL);
-    }
+    count_a++;
+    return 0;
+}
+
+static int cs_a_sleeping(void *p)
+{
+    count_a++;
+    sleep_a();
     return 0;
 }
 
@@ -133,11 +146,19 @@ static struct worker workers[2 * MAX_THREADS];
 static void *worker_main(void *p)
 {
     struct worker *w = p;
-    rcl_mutex_t *m = w->on_a ? &lock_a : &lock_b;
-    rcl_cs_fn fn = w->on_a ? cs_a : cs_b;
     while (!__atomic_load_n(&stop, __ATOMIC_RELAXED)) {
-        rcl_execute(m, fn, NULL);
-        __atomic_store_n(&w->sections, w->sections + 1, __ATOMIC_RELAXED);
+        long n = w->sections + 1;
+        if (!w->on_a) {
+            rcl_execute(&lock_b, cs_b, NULL);
+        } else if (n % every) {
+            rcl_execute(&lock_a, cs_a, NULL);
+        } else if (__atomic_load_n(&inside, __ATOMIC_RELAXED)) {
+            rcl_execute(&lock_a, cs_a_sleeping, NULL);
+        } else {
+            rcl_execute(&lock_a, cs_a, NULL);
+            sleep_a();
+        }
+        __atomic_store_n(&w->sections, n, __ATOMIC_RELAXED);
     }
     return NULL;
 }
@@ -155,8 +176,35 @@ struct measurement {
     double a_per_s, b_per_s;
 };
 
-/* Runs A's and B's threads for a warm-up and --duration; returns their sections per second. */
-static struct measurement measure(int alg, int blocking_every)
+/* One window: the sleep inside A's sections or not; the threads run on, the window starts once
+ * the last sleep of the other kind is surely over (settle). */
+static struct measurement window(int sleep_inside, double settle)
+{
+    __atomic_store_n(&inside, sleep_inside, __ATOMIC_RELAXED);
+    sleep_s(settle);
+    long a0 = sum_sections(1), b0 = sum_sections(0);
+    uint64_t t0 = now_ns();
+    sleep_s(opt.duration);
+    long a1 = sum_sections(1), b1 = sum_sections(0);
+    double secs = (double)(now_ns() - t0) / 1e9;
+    return (struct measurement){ (double)(a1 - a0) / secs, (double)(b1 - b0) / secs };
+}
+
+/* ---- a point: an algorithm and a blocking period, both cases in turn ---- */
+
+struct result {
+    int alg, every;
+    double outside_a, outside_b, block_a, block_b; /* medians, sections/s (outside: the sleep after the section) */
+    double ratio;                                  /* median of the per-round B ratios */
+    double ratio_min, ratio_max;
+};
+
+/*
+ * The threads start once per point and run through every window; each round is two windows, the
+ * sleep inside A's sections and after them, in an order that alternates, a few tens of
+ * milliseconds apart: the two sides of a ratio see the same machine.
+ */
+static struct result measure_point(int alg, int k)
 {
     rcl_lock_config_t ca = RCL_LOCK_CONFIG("blockbench:A", alg, 0, alg == RCL_ALG_RCL ? opt.server_cpu : -1);
     rcl_lock_config_t cb = RCL_LOCK_CONFIG("blockbench:B", alg, 0, alg == RCL_ALG_RCL ? opt.server_cpu : -1);
@@ -165,7 +213,8 @@ static struct measurement measure(int alg, int blocking_every)
         exit(1);
     }
     count_a = count_b = 0;
-    every = blocking_every;
+    every = k;
+    inside = 0;
     stop = 0;
     int n = opt.a_threads + opt.b_threads;
     for (int i = 0; i < n; i++) {
@@ -175,12 +224,26 @@ static struct measurement measure(int alg, int blocking_every)
             exit(1);
         }
     }
-    sleep_s(opt.duration / 5 < 0.02 ? 0.02 : opt.duration / 5); /* warm-up: threads started, server awake */
-    long a0 = sum_sections(1), b0 = sum_sections(0);
-    uint64_t t0 = now_ns();
-    sleep_s(opt.duration);
-    long a1 = sum_sections(1), b1 = sum_sections(0);
-    double secs = (double)(now_ns() - t0) / 1e9;
+    /* Settle: a few sleeps of A, at least 5 ms (threads started, server awake, the other case's
+     * last sleep over). */
+    double settle = 3e-6 * (double)opt.sleep_us;
+    settle = settle < 0.005 ? 0.005 : settle;
+    double oa[MAX_REPEAT], ob[MAX_REPEAT], ba[MAX_REPEAT], bb[MAX_REPEAT], ratio[MAX_REPEAT];
+    for (int r = 0; r < opt.repeat; r++) {
+        struct measurement outside, block;
+        if (r % 2 == 0) {
+            outside = window(0, settle);
+            block = window(1, settle);
+        } else {
+            block = window(1, settle);
+            outside = window(0, settle);
+        }
+        oa[r] = outside.a_per_s;
+        ob[r] = outside.b_per_s;
+        ba[r] = block.a_per_s;
+        bb[r] = block.b_per_s;
+        ratio[r] = outside.b_per_s > 0 ? block.b_per_s / outside.b_per_s : 0;
+    }
     __atomic_store_n(&stop, 1, __ATOMIC_RELAXED);
     for (int i = 0; i < n; i++)
         pthread_join(workers[i].tid, NULL);
@@ -191,42 +254,12 @@ static struct measurement measure(int alg, int blocking_every)
     }
     rcl_mutex_destroy(&lock_a);
     rcl_mutex_destroy(&lock_b);
-    return (struct measurement){ (double)(a1 - a0) / secs, (double)(b1 - b0) / secs };
-}
-
-/* ---- a point: an algorithm and a blocking period, both cases in turn ---- */
-
-struct result {
-    int alg, every;
-    double plain_a, plain_b, block_a, block_b; /* medians, sections/s */
-    double ratio;                              /* median of the per-round B ratios */
-    double ratio_min, ratio_max;
-};
-
-static struct result measure_point(int alg, int k)
-{
-    double pa[MAX_REPEAT], pb[MAX_REPEAT], ba[MAX_REPEAT], bb[MAX_REPEAT], ratio[MAX_REPEAT];
-    for (int r = 0; r < opt.repeat; r++) {
-        struct measurement plain, block;
-        if (r % 2 == 0) {
-            plain = measure(alg, 0);
-            block = measure(alg, k);
-        } else {
-            block = measure(alg, k);
-            plain = measure(alg, 0);
-        }
-        pa[r] = plain.a_per_s;
-        pb[r] = plain.b_per_s;
-        ba[r] = block.a_per_s;
-        bb[r] = block.b_per_s;
-        ratio[r] = plain.b_per_s > 0 ? block.b_per_s / plain.b_per_s : 0;
-    }
     struct result res = { .alg = alg, .every = k };
     res.ratio = median(ratio, opt.repeat); /* sorts */
     res.ratio_min = ratio[0];
     res.ratio_max = ratio[opt.repeat - 1];
-    res.plain_a = median(pa, opt.repeat);
-    res.plain_b = median(pb, opt.repeat);
+    res.outside_a = median(oa, opt.repeat);
+    res.outside_b = median(ob, opt.repeat);
     res.block_a = median(ba, opt.repeat);
     res.block_b = median(bb, opt.repeat);
     return res;
@@ -239,12 +272,12 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: blockbench [options]\n"
             "  --algorithms LIST  algorithm names, comma-separated (default rcl; posix is always measured)\n"
-            "  --every LIST       every k-th section of A blocks, comma-separated (default 1,10,100)\n"
-            "  --sleep-us N       how long a blocking section of A sleeps, microseconds (default 1000)\n"
+            "  --every LIST       A's threads sleep every k-th section, comma-separated (default 1,10,100)\n"
+            "  --sleep-us N       how long, microseconds (default 1000)\n"
             "  --a-threads N      client threads on A (default 1)\n"
             "  --b-threads N      client threads on B (default 1)\n"
-            "  --duration S       seconds per measurement (default 0.3), after a warm-up of a fifth of it\n"
-            "  --repeat N         rounds per point, each measuring both cases (default 3)\n"
+            "  --duration S       seconds per window (default 0.05)\n"
+            "  --repeat N         rounds per point, each a window of both cases (default 15)\n"
             "  --server-cpu N     CPU of the RCL server (default: the last CPU; -1: unpinned)\n"
             "  --json             the results as one JSON object on stdout instead of the table\n"
             "  --quiet            no progress lines on stderr\n");
@@ -349,8 +382,8 @@ int main(int argc, char **argv)
     double load_before = loadavg1();
     for (int i = 0; i < opt.nalgs; i++)
         for (int e = 0; e < opt.nevery; e++) {
-            progress("%s, every %d-th section of A sleeps %ld us: %d rounds of 2 x %.2f s",
-                     rcl_algorithm_name(opt.algs[i]), opt.every[e], opt.sleep_us, opt.repeat, opt.duration);
+            progress("%s, A sleeps %ld us every %d-th section: %d rounds of 2 x %.2f s",
+                     rcl_algorithm_name(opt.algs[i]), opt.sleep_us, opt.every[e], opt.repeat, opt.duration);
             results[nres++] = measure_point(opt.algs[i], opt.every[e]);
         }
     double load_after = loadavg1();
@@ -361,25 +394,25 @@ int main(int argc, char **argv)
                load_before, load_after);
         for (int i = 0; i < nres; i++) {
             const struct result *r = &results[i];
-            printf("%s{\"algorithm\": \"%s\", \"every\": %d, \"b_plain\": %.0f, \"b_blocking\": %.0f, "
-                   "\"a_plain\": %.0f, \"a_blocking\": %.0f, \"b_ratio\": %.4f, \"b_ratio_min\": %.4f, "
+            printf("%s{\"algorithm\": \"%s\", \"every\": %d, \"b_outside\": %.0f, \"b_blocking\": %.0f, "
+                   "\"a_outside\": %.0f, \"a_blocking\": %.0f, \"b_ratio\": %.4f, \"b_ratio_min\": %.4f, "
                    "\"b_ratio_max\": %.4f}",
-                   i ? ", " : "", rcl_algorithm_name(r->alg), r->every, r->plain_b, r->block_b, r->plain_a,
+                   i ? ", " : "", rcl_algorithm_name(r->alg), r->every, r->outside_b, r->block_b, r->outside_a,
                    r->block_a, r->ratio, r->ratio_min, r->ratio_max);
         }
         printf("]}\n");
         return 0;
     }
-    printf("blockbench: every k-th section of A sleeps %ld us; %d thread(s) on A, %d on B, same server "
-           "(cpu %d); %d rounds of %.2f s per case; load %.2f -> %.2f\n",
+    printf("blockbench: every k-th section of A sleeps %ld us inside the section (blocks) or after it (outside); "
+           "%d thread(s) on A, %d on B, same server (cpu %d); %d rounds of %.2f s per case; load %.2f -> %.2f\n",
            opt.sleep_us, opt.a_threads, opt.b_threads, opt.server_cpu, opt.repeat, opt.duration, load_before,
            load_after);
-    printf("%-10s %7s %14s %14s %9s %13s %13s %13s\n", "algorithm", "every", "B/s A plain", "B/s A blocks",
-           "B ratio", "(min-max)", "A/s plain", "A/s blocks");
+    printf("%-10s %7s %14s %14s %9s %13s %13s %13s\n", "algorithm", "every", "B/s outside", "B/s blocks",
+           "B ratio", "(min-max)", "A/s outside", "A/s blocks");
     for (int i = 0; i < nres; i++) {
         const struct result *r = &results[i];
         printf("%-10s %7d %14.0f %14.0f %9.3f   %5.3f-%5.3f %13.0f %13.0f\n", rcl_algorithm_name(r->alg), r->every,
-               r->plain_b, r->block_b, r->ratio, r->ratio_min, r->ratio_max, r->plain_a, r->block_a);
+               r->outside_b, r->block_b, r->ratio, r->ratio_min, r->ratio_max, r->outside_a, r->block_a);
     }
     return 0;
 }
