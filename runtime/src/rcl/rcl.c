@@ -459,9 +459,10 @@ static int hybrid_lock_until(struct rcl_lock *l, int me, clockid_t clock, const 
  * rcl_mutex_clocklock: remote_lock with a deadline.  A free lock (not promised to a waiting
  * request: the grant order) is taken at once with a CAS, as trylock does (POSIX: no timeout when
  * the lock can be taken at once); otherwise a hybrid lock request is posted and withdrawn at the
- * deadline (withdraw), or, on a servicing thread of the lock's server, the local CAS loop gives up.  The kinds answer as glibc's pthread_mutex_clocklock:
- * recursive relock counts, errorcheck relock EDEADLK, a normal lock relocked by its holder waits
- * out the deadline (it is taken if another thread unlocks it meanwhile, which glibc allows).
+ * deadline (withdraw), or, on a servicing thread of the lock's server, the local CAS loop gives up.
+ * The kinds answer as glibc's pthread_mutex_clocklock: recursive relock counts, errorcheck relock
+ * EDEADLK, a normal lock relocked by its holder waits out the deadline (it is taken if another
+ * thread unlocks it meanwhile, which glibc allows).
  */
 static int remote_clocklock(rcl_mutex_t *m, clockid_t clock, const struct timespec *abstime)
 {
