@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from rclify import lock_config
-from rclify.transform.thread_safe_calls import allowed
+from rclify.transform.thread_safe_calls import external_cause
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -64,12 +64,14 @@ void sections(long v)
 }
 """
 
+_KEY = "calls pthread_getspecific(), which acts on the calling thread itself (on a server it would be the server's thread)"
 EXPECTED = {
-    21: "calls through a function pointer `pointer`",
-    24: "calls frobnicate(), which rclify did not analyse (no definition in the analysed files)",
+    21: f"calls through the function pointer `pointer`, which may call helper(): calls helper() → via_key(), which {_KEY}",
+    24: "calls frobnicate(), which rclify did not analyse (no definition in the analysed files, "
+        "and no manual page of the C library)",
     27: "",
-    31: "uses errno",
-    34: "calls helper() → via_key(), which calls pthread_getspecific()",
+    31: "",  # errno: the runtime hands the caller's to the section and the section's back
+    34: f"calls helper() → via_key(), which {_KEY}",
     37: "uses the thread-local variable tls",
     40: "",
 }
@@ -147,18 +149,27 @@ def test_an_override_without_its_reason_is_refused(tmp_path):
     assert (tree / "main.c").read_text() == PROGRAM
 
 
-@pytest.mark.parametrize("name, ok", [
-    ("memcpy", True), ("__builtin___memcpy_chk", True), ("__memcpy_chk", True), ("malloc", True),
-    ("__atomic_fetch_add", True), ("__builtin_expect", True), ("__builtin_va_start", False),
-    ("fprintf", False), ("usleep", False), ("pthread_create", False), ("raise", False),
+@pytest.mark.parametrize("name, why", [
+    ("memcpy", None), ("__builtin___memcpy_chk", None), ("__memcpy_chk", None), ("malloc", None),
+    ("__atomic_fetch_add", None), ("__builtin_expect", None), ("__builtin_va_start", None),
+    ("fprintf", None), ("__printf_chk", None), ("__isoc99_sscanf", None), ("exit", None), ("__assert_fail", None),
+    ("usleep", None), ("read", None), ("sem_wait", None),  # they may block: the server stays live
+    ("pthread_create", "starts a process or thread that continues from, or inherits, the calling thread"),
+    ("raise", "signals the calling thread"), ("strerror", "thread-local"), ("longjmp", "stack frames"),
+    ("pthread_self", "acts on the calling thread itself"), ("flockfile", "belongs to the calling thread"),
+    ("deflate", "no manual page of the C library"),
 ])
-def test_the_allowlist(name, ok):
-    assert allowed(name) is ok
+def test_external_functions_are_judged_by_the_platforms_documentation(name, why):
+    cause = external_cause(name)
+    assert (cause is None) if why is None else (why in cause), cause
 
 
-def test_locale_functions_are_refused_when_threads_have_their_own_locale():
-    assert allowed("snprintf") and not allowed("snprintf", per_thread_locale=True)
-    assert allowed("isspace") and not allowed("isspace", per_thread_locale=True)
+def test_classes_that_bind_only_in_some_programs():
+    assert external_cause("snprintf") is None and "locale" in external_cause("snprintf", {"uselocale"})
+    assert external_cause("isspace") is None and "locale" in external_cause("isspace", {"uselocale"})
+    assert external_cause("fputs") is None and "flockfile" in external_cause("fputs", {"flockfile"})
+    # a buffer of the calling thread's dies with the process on a path that ends it
+    assert external_cause("strerror", ending=True) is None and external_cause("longjmp", ending=True)
 
 
 WAITING = r"""
@@ -230,14 +241,121 @@ def test_definitions_in_files_the_build_does_not_compile_are_not_followed(tmp_pa
 
 def test_a_lock_wrappers_work_counts_where_its_section_runs(tmp_path):
     """An unlock wrapper's work runs in the section (rclify_work_of_<wrapper>): errno read there
-    binds the section to its caller's thread; a wrapper whose work is plain does not."""
+    binds the section to its caller's thread when it uses the caller's thread (pthread_self); a wrapper
+    whose work is plain does not."""
     program = (
-        "#include <errno.h>\n#include <pthread.h>\n"
-        "static pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;\nstatic int last_err, n, closed;\n"
-        "static void leave_noting_errno(void) { last_err = errno; pthread_mutex_unlock(&m); }\n"
+        "#include <pthread.h>\n"
+        "static pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;\nstatic pthread_t last;\nstatic int n, closed;\n"
+        "static void leave_noting_thread(void) { last = pthread_self(); pthread_mutex_unlock(&m); }\n"
         "static void leave_closing(void) { closed = 1; pthread_mutex_unlock(&m); }\n"
-        "void f(void)\n{\n    pthread_mutex_lock(&m);\n    n++;\n    leave_noting_errno();\n"
+        "void f(void)\n{\n    pthread_mutex_lock(&m);\n    n++;\n    leave_noting_thread();\n"
         "    pthread_mutex_lock(&m);\n    n++;\n    leave_closing();\n}\n")
     regions = _regions(tmp_path, program)
     assert {line: r["thread_bound_because"] for line, r in regions.items()} == {
-        9: "calls leave_noting_errno(), which uses errno", 12: ""}
+        9: "calls leave_noting_thread(), which calls pthread_self(), which acts on the calling thread itself "
+           "(on a server it would be the server's thread)", 12: ""}
+
+
+DELEGATION = r"""
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+struct ops { long (*get)(long); long (*put)(long); };
+static long get1(long v) { return v + 1; }
+static long put1(long v) { return v - 1; }
+static long tls_get(long v) { return v + (long)pthread_self(); }
+static const struct ops table = { .get = get1, .put = put1 };
+static const struct ops table2 = { get1, put1 };
+static const struct ops bound_table = { tls_get, put1 };
+static long (*chosen)(long) = get1;
+static long (*escaped)(long) = get1;
+long (*exported)(long);
+static jmp_buf env;
+static pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+static long total;
+static const char *kept;
+
+static void set_chosen(long (*f)(long)) { chosen = f; }
+void set_exported(long (*f)(long)) { exported = f; }
+static void die(const char *what, int err) { fprintf(stderr, "%s: %s\n", what, strerror(err)); exit(1); }
+static void bail(int err) { longjmp(env, err); }
+static void *run(void *arg) { return arg; }
+
+void sections(long v)
+{
+    long (**where)(long) = &escaped;
+    set_chosen(put1);
+    pthread_mutex_lock(&m);          /* line 35: tables, designated and positional; a static pointer */
+    total += table.get(v) + table2.put(v) + chosen(v);
+    pthread_mutex_unlock(&m);
+    pthread_mutex_lock(&m);          /* line 38: a table whose function uses the calling thread */
+    total += bound_table.get(v);
+    pthread_mutex_unlock(&m);
+    pthread_mutex_lock(&m);          /* line 41: a pointer whose address is taken */
+    total += escaped(v) + (*where == 0);
+    pthread_mutex_unlock(&m);
+    pthread_mutex_lock(&m);          /* line 44: a pointer code outside the tree may set */
+    total += exported(v);
+    pthread_mutex_unlock(&m);
+    pthread_mutex_lock(&m);          /* line 47: print, write, read, sleep; an error path that ends the process */
+    printf("%ld\n", total);
+    if (write(1, "x", 1) != 1 || read(0, &total, 0) < 0)
+        die("io", 5);
+    usleep(1);
+    pthread_mutex_unlock(&m);
+    pthread_mutex_lock(&m);          /* line 53: strerror's buffer kept past the section */
+    kept = strerror((int)v);
+    pthread_mutex_unlock(&m);
+    pthread_mutex_lock(&m);          /* line 56: a longjmp only a failed signal reaches */
+    int rc = pthread_mutex_unlock(&m);
+    if (rc != 0)
+        bail(rc);
+    pthread_mutex_lock(&m);          /* line 60: a longjmp on a path of its own */
+    if (v < -100)
+        bail(1);
+    pthread_mutex_unlock(&m);
+    pthread_mutex_lock(&m);          /* line 64: clocks: the process's, then the thread's */
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    pthread_mutex_unlock(&m);
+    pthread_mutex_lock(&m);          /* line 68 */
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    pthread_mutex_unlock(&m);
+    pthread_mutex_lock(&m);          /* line 71: a thread started from the section */
+    pthread_t t;
+    pthread_create(&t, NULL, run, NULL);
+    pthread_mutex_unlock(&m);
+}
+"""
+
+_SELF = "calls pthread_self(), which acts on the calling thread itself (on a server it would be the server's thread)"
+_JUMP = "calls bail(), which calls longjmp(), which jumps into or saves the calling thread's stack frames"
+DELEGATION_EXPECTED = {
+    35: "",
+    38: f"calls through the function pointer `bound_table.get`, which may call tls_get(): calls tls_get(), which {_SELF}",
+    41: "calls through the function pointer `escaped`, whose targets are not known: its address is taken "
+        "(what is stored through it is not followed)",
+    44: "calls through the function pointer `exported`, whose targets are not known: f (a parameter "
+        "of set_exported()): it is a parameter of set_exported(), which code outside the tree may call",
+    47: "",
+    53: "calls strerror(), which returns a buffer or sets a variable of the calling thread (glibc keeps it thread-local)",
+    56: "",
+    60: _JUMP,
+    64: "",
+    68: "calls clock_gettime(), which asks about the calling thread (its CPU clock or usage)",
+    71: "calls pthread_create(), which starts a process or thread that continues from, or inherits, the calling "
+        "thread (its signal mask, CPU affinity, scheduling; a server's block every signal)",
+}
+
+
+def test_what_lets_a_section_leave_its_thread(tmp_path):
+    """The platform's documentation for the C library, points-to sets for function pointers,
+    paths that end the process, and error branches of lock calls the runtime makes fatal away
+    from the caller's thread (docs/transform.md, "Where a section runs")."""
+    regions = _regions(tmp_path, DELEGATION)
+    assert {line: r["thread_bound_because"] for line, r in regions.items()} == DELEGATION_EXPECTED

@@ -65,8 +65,9 @@ def run(args) -> int:
         verb = "would update" if args.dry_run else "updated"
         files = f"{s['files_changed']} transformed, {verb} {len(outcome.rerun['updated'])} now"
     print(f"rclify transform: {s['files']} files, {files}; "
-          f"{s['regions']} regions: {s['extracted']} extracted ({s['extracted_thread_bound']} on their caller's "
-          f"thread: thread-local state not ruled out), {s['regions'] - s['extracted']} hybrid "
+          f"{s['regions']} regions: {s['extracted']} extracted, {s['delegable']} delegable "
+          f"({s['extracted_thread_bound']} kept on their caller's thread: thread-bound state not ruled out), "
+          f"{s['regions'] - s['extracted']} hybrid "
           f"({hybrid}); {s['locks']} locks")
     if outcome.rerun is not None:
         print(f"  {verb}: {', '.join(outcome.rerun['updated']) or 'none'}; edited since the transform, "

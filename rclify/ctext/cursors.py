@@ -66,6 +66,73 @@ def preorder(cursor: ci.Cursor) -> list[ci.Cursor]:
     return nodes
 
 
+def constant_value(expr: ci.Cursor) -> int | None:
+    """The value of an integer constant expression (macros expanded), or None when libclang cannot
+    evaluate it to one (clang_Cursor_Evaluate; the bindings do not wrap it)."""
+    lib = _evaluation()
+    result = lib.clang_Cursor_Evaluate(expr)
+    if not result:
+        return None
+    try:
+        return lib.clang_EvalResult_getAsLongLong(result) if lib.clang_EvalResult_getKind(result) == _EVAL_INT else None
+    finally:
+        lib.clang_EvalResult_dispose(result)
+
+
+_EVAL_INT = 1  # CXEval_Int
+
+
+def operator(cursor: ci.Cursor) -> str:
+    """A binary, compound-assignment or unary operator's spelling ("=", "!=", "&", "++"), as
+    libclang knows it (a macro's expansion included: its tokens would be the macro call's)."""
+    lib = _evaluation()
+    if cursor.kind == K.UNARY_OPERATOR:
+        kind = lib.clang_getCursorUnaryOperatorKind(cursor)
+        return _spelling(("unary", kind), lambda: lib.clang_getUnaryOperatorKindSpelling(kind))
+    kind = lib.clang_getCursorBinaryOperatorKind(cursor)
+    return _spelling(("binary", kind), lambda: lib.clang_getBinaryOperatorKindSpelling(kind))
+
+
+def hidden(decl: ci.Cursor) -> bool:
+    """Is the declaration's visibility hidden (its attribute, or -fvisibility=hidden): no code
+    outside its shared object or program can name it?"""
+    return _evaluation().clang_getCursorVisibility(decl) == _HIDDEN
+
+
+_HIDDEN = 1  # CXVisibility_Hidden
+_SPELLINGS: dict[tuple[str, int], str] = {}
+
+
+def _spelling(key: tuple[str, int], get) -> str:
+    if key not in _SPELLINGS:
+        _SPELLINGS[key] = ci._CXString.from_result(get())
+    return _SPELLINGS[key]
+
+
+def _evaluation():
+    """libclang's evaluation, operator kinds and visibility (the bindings do not wrap them), set up
+    once."""
+    lib = ci.conf.lib
+    if not getattr(lib, "_rclify_evaluation", False):
+        lib.clang_Cursor_Evaluate.argtypes = [ci.Cursor]
+        lib.clang_Cursor_Evaluate.restype = ctypes.c_void_p
+        lib.clang_EvalResult_getKind.argtypes = [ctypes.c_void_p]
+        lib.clang_EvalResult_getKind.restype = ctypes.c_int
+        lib.clang_EvalResult_getAsLongLong.argtypes = [ctypes.c_void_p]
+        lib.clang_EvalResult_getAsLongLong.restype = ctypes.c_longlong
+        lib.clang_EvalResult_dispose.argtypes = [ctypes.c_void_p]
+        lib.clang_EvalResult_dispose.restype = None
+        for name in ("clang_getCursorBinaryOperatorKind", "clang_getCursorUnaryOperatorKind",
+                     "clang_getCursorVisibility"):
+            getattr(lib, name).argtypes = [ci.Cursor]
+            getattr(lib, name).restype = ctypes.c_int
+        for name in ("clang_getBinaryOperatorKindSpelling", "clang_getUnaryOperatorKindSpelling"):
+            getattr(lib, name).argtypes = [ctypes.c_int]
+            getattr(lib, name).restype = ci._CXString
+        lib._rclify_evaluation = True
+    return lib
+
+
 class MacroDefinition(NamedTuple):
     """A macro definition at a unit's top level: its file (libclang's name; None for a builtin),
     its name, where its extent starts, its row in the listing (TopLevel.cursor makes its Cursor)."""

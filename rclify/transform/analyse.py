@@ -31,7 +31,7 @@ from rclify.ctext.includes import IncludeGraph
 from rclify.transform.region_bounds import find_regions
 from rclify.transform.regions import Region
 from rclify.ctext.source_tree import SourceTree
-from rclify.transform.thread_state import ThreadState, defines_any
+from rclify.transform.thread_state import ThreadState, defines_any, mentions_any
 from rclify.transform.vocabulary import Vocabulary
 from rclify.transform.vocabulary_inference import add_macros, add_wrappers
 
@@ -139,11 +139,15 @@ def complete_call_graph(root: Path, files: list[Path], analysis: Analysis, roots
                if p.path.suffix != ".c" or built(p.path)])
     candidates = [f for f in files if f.suffix == ".c" and built(f)]
     tried: set[str] = set()
+    tried_words: set[str] = set()
     for _ in range(_MAX_CALL_GRAPH_ROUNDS):
         names = state.wanted(roots) - tried
         tried |= names
+        words = state.pointer_words(roots) - tried_words  # files that may store into a pointer called
+        tried_words |= words
         todo = [f for f in candidates if f not in analysis.parsed and f not in analysis.call_graph_only
-                and names and defines_any(analysis.source.data(f), names)]
+                and ((names and defines_any(analysis.source.data(f), names))
+                     or (words and mentions_any(analysis.source.data(f), words)))]
         if not todo:
             break
         progress(f"libclang: {len(todo)} more files, for the functions that sections call")

@@ -18,28 +18,22 @@ import re
 
 import clang.cindex as ci
 
-from rclify import pthread_api
 from rclify.ctext.cparse import ParsedFile
 from rclify.ctext.tokens import call_arguments, code_only
 from rclify.transform.lock_statements.calls import classify
 from rclify.transform.refusals import Reason
 from rclify.transform.regions import Region
-from rclify.transform.thread_safe_calls import PURE, SETS_ERRNO
+from rclify.transform.thread_safe_calls import never_blocks
 from rclify.transform.vocabulary import Vocabulary
 
 _CLEANUP = re.compile(r"\bpthread_cleanup_(push|pop)\s*\(")
-
-# what a section may call and reach no cancellation point: functions that never block (the
-# server allowlist's, but the condvar waits) and the compiler's builtins
-_NOT_CANCELLATION_POINTS = (PURE | SETS_ERRNO) - pthread_api.WAITS
 
 
 def cancellation_point_reached(region: Region, vocab: Vocabulary) -> bool:
     """May the section reach a cancellation point (a condvar wait, I/O, a sleep, or anything not
     known not to)?  Any call through a pointer, of a function of the tree or of an unknown one
     counts as reaching one."""
-    return any(not (n.spelling in _NOT_CANCELLATION_POINTS or n.spelling.startswith("__builtin_")
-                    or n.spelling in vocab.names()) for n in region.section_calls())
+    return any(not (never_blocks(n.spelling) or n.spelling in vocab.names()) for n in region.section_calls())
 
 
 def asynchronous(parsed: ParsedFile) -> bool:

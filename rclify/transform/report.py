@@ -53,6 +53,8 @@ class Outcome:
             "regions": len(self.regions),
             "extracted": len(extracted),
             "extracted_thread_bound": sum(bool(r.section.runs_on_caller_thread) for r in extracted),
+            # run where their lock's algorithm runs them (an RCL server, a combiner's pass)
+            "delegable": sum(not r.section.runs_on_caller_thread for r in extracted),
             "hybrid": dict(sorted(hybrid.items())),
             "call_sites": call_sites.summary(self.call_sites, self.regions),
             "locks": len(self.locks),

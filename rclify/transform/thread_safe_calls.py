@@ -1,86 +1,57 @@
-"""External functions a critical section may call and still run on an RCL server.
+"""External functions (no definition in the analysed files) as a section's placement sees them:
+may a section that calls one run on another thread (an RCL server, a combiner)?
 
-A section runs on its caller's thread (rcl_execute_local) unless every function it calls, directly
-or through the functions it calls, is either defined in the analysed files (and found free of
-thread-local state there) or listed here.  Everything else -- a call through a function pointer,
-a function of a library rclify cannot see -- keeps the section on its caller's thread.
-
-Listed: libc/POSIX functions known to use no thread-local state other than errno.  errno is
-handed back to the caller by the runtime under every algorithm, so a function that only *sets*
-errno may run on a server; a section that *reads* errno itself still runs on its caller's thread
-(thread_state.py).  Functions that block (I/O, sleeping) are left out on purpose: a server that
-blocks stalls every lock it serves.
-
-LOCALE functions read the calling thread's locale (uselocale(3)); they are safe only while every
-thread uses the global locale, so they count as thread-bound in a program that calls uselocale.
+The C library's functions are judged by the platform's own documentation (rclify/platform/libc.py:
+the man pages' table, and the classes of thread-bound behaviour): a documented function that no
+class names may run on a server.  Compiler builtins and atomics touch no thread-local state, but
+those of the frame they run in (alloca, frame and return addresses: frame_bound.py refuses them
+in a section).  va_start .. va_end work on the frame of the function that calls them, alive
+while the section runs.  Anything else (another library's function, an undocumented one)
+keeps the section on its caller's thread.
 """
 
 from rclify import pthread_api
+from rclify.platform import libc
 
-# Pure: no errno, no locale.
-PURE = frozenset({
-    # <string.h>, <strings.h>
-    "memcpy", "memmove", "memset", "memcmp", "memchr", "memrchr", "mempcpy", "bzero", "explicit_bzero",
-    "strlen", "strnlen", "strcmp", "strncmp", "strcpy", "strncpy", "stpcpy", "stpncpy", "strcat",
-    "strncat", "strchr", "strrchr", "strchrnul", "strstr", "strspn", "strcspn", "strpbrk", "strlcpy",
-    "strlcat", "memmem",
-    # <stdlib.h>
-    "abs", "labs", "llabs", "div", "ldiv", "lldiv", "qsort", "bsearch",
-    # <arpa/inet.h>
-    "htonl", "htons", "ntohl", "ntohs",
-    # <assert.h>, <stdlib.h>: end the process from whichever thread
-    "__assert_fail", "abort",
-}) | frozenset(pthread_api.DISCOVERED)  # the pthread mutex and condition API discovery finds:
-# rewritten to the runtime's, which runs them on a server
-
-# May set errno (handed back by the runtime), nothing else thread-local.
-SETS_ERRNO = frozenset({
-    "malloc", "calloc", "realloc", "reallocarray", "free", "posix_memalign", "aligned_alloc",
-    "strdup", "strndup",
-    "time", "clock_gettime", "clock_getres", "gettimeofday",
-    "getpagesize", "sysconf",
-    # semaphores have no owner: posting one (or trying it) from a server is what the caller would do
-    "sem_post", "sem_trywait", "sem_getvalue",
-    "fabs", "floor", "ceil", "round", "sqrt", "pow", "log", "log2", "exp",
-})
-
-# Read the calling thread's locale (uselocale); may set errno.
-LOCALE = frozenset({
-    "snprintf", "sprintf",
-    "strtol", "strtoul", "strtoll", "strtoull", "strtoimax", "strtoumax", "strtod", "strtof",
-    "atoi", "atol", "atoll",
-    "isalnum", "isalpha", "isdigit", "isspace", "isupper", "islower", "isxdigit", "isprint",
-    "ispunct", "iscntrl", "isgraph", "tolower", "toupper",
-    "__ctype_b_loc", "__ctype_tolower_loc", "__ctype_toupper_loc",  # what glibc's <ctype.h> calls
-})
-
-# Compiler builtins (__builtin_expect, __builtin_memcpy, _FORTIFY_SOURCE's __builtin___memcpy_chk)
-# and atomics touch no thread-local state; but those of the frame they run in (alloca, the frame and
-# return addresses, which frame_bound.check refuses in a section anyway) and va_arg's.
 _BUILTIN_PREFIXES = ("__builtin_", "__atomic_", "__sync_", "__c11_atomic_")
 # what is tied to the frame it runs in (frame_bound.py refuses these in a section)
 STACK_ALLOCATION = frozenset({"alloca", "__builtin_alloca", "__builtin_alloca_with_align",
                               "__builtin_alloca_with_align_and_max"})
 FRAME_ADDRESSES = frozenset({"__builtin_frame_address", "__builtin_return_address", "__builtin_stack_save",
                              "__builtin_stack_restore", "__builtin_dwarf_cfa"})
+# the pthread mutex and condition API discovery finds: rewritten to the runtime's, which runs
+# them on a server for the section's client
+_RUNTIME = frozenset(pthread_api.DISCOVERED)
 
 
-def _base_name(name: str) -> str:
-    """__builtin___memcpy_chk / __memcpy_chk -> memcpy (the _FORTIFY_SOURCE variants)."""
-    if name.endswith("_chk"):
-        name = name[: -len("_chk")]
-        for prefix in ("__builtin___", "__"):
-            if name.startswith(prefix):
-                return name[len(prefix):]
-    return name
+def builtin(name: str) -> bool:
+    return name.startswith(_BUILTIN_PREFIXES) and name not in STACK_ALLOCATION | FRAME_ADDRESSES
 
 
-def allowed(name: str, per_thread_locale: bool = False) -> bool:
-    """May a section call the external function `name` and still run on a server?"""
-    base = _base_name(name)
-    if base in PURE or base in SETS_ERRNO:
-        return True
-    if base in LOCALE:
-        return not per_thread_locale
-    return name.startswith(_BUILTIN_PREFIXES) and not name.startswith("__builtin_va_") \
-        and name not in STACK_ALLOCATION | FRAME_ADDRESSES
+def external_cause(name: str, program_calls: frozenset[str] | set[str] = frozenset(),
+                   ending: bool = False) -> str | None:
+    """Why a call of the external function `name` keeps a section on its caller's thread, or None.
+    program_calls: what the program calls anywhere (some classes bind only then); ending: the call
+    is on a path that ends the process (a result kept in a thread-local buffer dies with it)."""
+    if name in _RUNTIME or builtin(name):
+        return None
+    cls = libc.binding_class(name, program_calls)  # (a class may name what no man page documents)
+    if cls is None and libc.lookup(name) is None:
+        return (f"calls {name}(), which rclify did not analyse (no definition in the analysed files, "
+                f"and no manual page of the C library)")
+    if cls is None or (ending and cls.dies_with_process):
+        return None
+    return f"calls {name}(), which {cls.why}"
+
+
+def dies_with_process(name: str, program_calls: frozenset[str] | set[str] = frozenset()) -> bool:
+    """Is what binds a call of `name` gone with the process (a thread-local buffer, a backtrace)?"""
+    cls = libc.binding_class(name, program_calls)
+    return cls is not None and cls.dies_with_process
+
+
+def never_blocks(name: str) -> bool:
+    """Known to reach no cancellation point: a builtin, or a documented C library function that
+    POSIX does not make one (pthreads(7))."""
+    return builtin(name) or (name not in pthread_api.WAITS and libc.lookup(name) is not None
+                             and not libc.may_block(name))

@@ -155,6 +155,11 @@ int rcl_mutex_setprioceiling(rcl_mutex_t *rcl_p_m, int rcl_p_prioceiling, int *r
 int rcl_mutex_lock_slow(rcl_mutex_t *rcl_p_m);
 int rcl_mutex_unlock_slow(rcl_mutex_t *rcl_p_m);
 int rcl_mutex_trylock_slow(rcl_mutex_t *rcl_p_m);
+/* A lock, unlock or condition-variable call that failed with err: inside a section the runtime
+ * runs for another thread (an RCL server, a combiner) the process ends with a message naming the
+ * call; elsewhere err is returned, as pthread's.  rclify's analysis lets a section leave its
+ * thread although an error branch of such a call is thread-bound (`if (rc) fail()`), on this. */
+int rcl_failed_elsewhere(rcl_mutex_t *rcl_p_m, int rcl_p_err, const char *rcl_p_call) __attribute__((__cold__));
 
 /*
  * Timed locks, hybrid mode like rcl_mutex_lock (release with rcl_mutex_unlock), on every
@@ -222,15 +227,19 @@ void rcl_stats_print(int rcl_p_fd);
 /* Fast paths: under the posix algorithm a lock is one predictable branch and the pthread call. */
 static inline int rcl_mutex_lock(rcl_mutex_t *rcl_p_m)
 {
-    if (__builtin_expect(__atomic_load_n(&rcl_p_m->alg, __ATOMIC_RELAXED) == RCL_ALG_POSIX, 1))
-        return pthread_mutex_lock(&rcl_p_m->posix);
+    if (__builtin_expect(__atomic_load_n(&rcl_p_m->alg, __ATOMIC_RELAXED) == RCL_ALG_POSIX, 1)) {
+        int rcl_l_rc = pthread_mutex_lock(&rcl_p_m->posix);
+        return __builtin_expect(rcl_l_rc == 0, 1) ? 0 : rcl_failed_elsewhere(rcl_p_m, rcl_l_rc, "pthread_mutex_lock");
+    }
     return rcl_mutex_lock_slow(rcl_p_m);
 }
 
 static inline int rcl_mutex_unlock(rcl_mutex_t *rcl_p_m)
 {
-    if (__builtin_expect(__atomic_load_n(&rcl_p_m->alg, __ATOMIC_RELAXED) == RCL_ALG_POSIX, 1))
-        return pthread_mutex_unlock(&rcl_p_m->posix);
+    if (__builtin_expect(__atomic_load_n(&rcl_p_m->alg, __ATOMIC_RELAXED) == RCL_ALG_POSIX, 1)) {
+        int rcl_l_rc = pthread_mutex_unlock(&rcl_p_m->posix);
+        return __builtin_expect(rcl_l_rc == 0, 1) ? 0 : rcl_failed_elsewhere(rcl_p_m, rcl_l_rc, "pthread_mutex_unlock");
+    }
     return rcl_mutex_unlock_slow(rcl_p_m);
 }
 

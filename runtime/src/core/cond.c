@@ -125,13 +125,15 @@ static int futex_wait(rcl_cond_t *c, rcl_mutex_t *m, const struct rcl_lock_ops *
 
 int rcl_cond_wait(rcl_cond_t *c, rcl_mutex_t *m)
 {
-    int alg;
+    int alg, rc;
     const struct rcl_lock_ops *ops = rcl_mutex_ops(m, &alg);
     if (alg == RCL_ALG_POSIX) {
         prepare_block();
-        return pthread_cond_wait(&c->posix, &m->posix);
+        rc = pthread_cond_wait(&c->posix, &m->posix);
+    } else {
+        rc = futex_wait(c, m, ops, NULL, CLOCK_REALTIME);
     }
-    return futex_wait(c, m, ops, NULL, CLOCK_REALTIME);
+    return rc == 0 ? 0 : rcl_failed_elsewhere(m, rc, "pthread_cond_wait");
 }
 
 int rcl_cond_timedwait(rcl_cond_t *c, rcl_mutex_t *m, const struct timespec *abstime)
@@ -166,7 +168,7 @@ int rcl_cond_signal(rcl_cond_t *c)
         add_acq_rel(&c->seq, 1);
         rcl_futex_wake((int *)&c->seq, 1);
     }
-    return pthread_cond_signal(&c->posix);
+    return pthread_cond_signal(&c->posix); /* glibc's: always 0 (POSIX lists no error) */
 }
 
 int rcl_cond_broadcast(rcl_cond_t *c)
@@ -175,5 +177,5 @@ int rcl_cond_broadcast(rcl_cond_t *c)
         add_acq_rel(&c->seq, 1);
         rcl_futex_wake((int *)&c->seq, INT_MAX);
     }
-    return pthread_cond_broadcast(&c->posix);
+    return pthread_cond_broadcast(&c->posix); /* glibc's: always 0 (POSIX lists no error) */
 }

@@ -179,7 +179,7 @@ int rcl_mutex_lock_slow(rcl_mutex_t *m)
     int saved = errno;
     int rc = ops_of(resolve(m))->lock(m);
     errno = saved;
-    return rc;
+    return rc == 0 ? 0 : rcl_failed_elsewhere(m, rc, "pthread_mutex_lock");
 }
 
 int rcl_mutex_unlock_slow(rcl_mutex_t *m)
@@ -187,7 +187,17 @@ int rcl_mutex_unlock_slow(rcl_mutex_t *m)
     int saved = errno;
     int rc = ops_of(resolve(m))->unlock(m);
     errno = saved;
-    return rc;
+    return rc == 0 ? 0 : rcl_failed_elsewhere(m, rc, "pthread_mutex_unlock");
+}
+
+int rcl_failed_elsewhere(rcl_mutex_t *m, int err, const char *call)
+{
+    if (rcl_serving_others || rcl_running_for_client())
+        rcl_fatal("lock %s (%s): %s failed inside a critical section running for another thread: %s; "
+                  "the section's error branch runs only on its caller's thread (define "
+                  "RCLIFY_SECTION_<section>_ON_CALLER in lock_config.h to run it there)", rcl_lock_name(m), rcl_algorithm_name(m->alg), call,
+                  strerror(err));
+    return err;
 }
 
 int rcl_mutex_trylock_slow(rcl_mutex_t *m)

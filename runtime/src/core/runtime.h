@@ -38,6 +38,7 @@ unsigned rcl_algorithm_policies(int alg);
  * block in a condvar wait for them.  cond.c refuses, naming the lock, instead of deadlocking.
  */
 extern __thread int rcl_serving_others;
+int rcl_running_for_client(void); /* an RCL servicing thread running a client's section */
 
 /* Fatal errors: one line "rclify: ..." on stderr, then abort(). */
 void rcl_fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));

@@ -27,6 +27,11 @@ __thread struct rcl_sthread *rcl_tls_sthread;
 __thread int rcl_tls_real_me;
 __thread struct rcl_request *rcl_tls_request;
 
+int rcl_running_for_client(void)
+{
+    return rcl_tls_request != NULL;
+}
+
 static struct rcl_server servers[RCL_MAX_SERVERS];
 static pthread_mutex_t start_lock = PTHREAD_MUTEX_INITIALIZER;
 
