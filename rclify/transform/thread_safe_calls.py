@@ -51,7 +51,8 @@ def dies_with_process(name: str, program_calls: frozenset[str] | set[str] = froz
 
 
 def never_blocks(name: str) -> bool:
-    """Known to reach no cancellation point: a builtin, or a documented C library function that
-    POSIX does not make one (pthreads(7))."""
-    return builtin(name) or (name not in pthread_api.WAITS and libc.lookup(name) is not None
-                             and not libc.may_block(name))
+    """Known to reach no cancellation point: a builtin, the runtime's lock calls but the condvar
+    waits, or a documented C library function that POSIX does not make one (pthreads(7))."""
+    if name in pthread_api.WAITS:
+        return False
+    return builtin(name) or name in _RUNTIME or (libc.lookup(name) is not None and not libc.may_block(name))
