@@ -209,11 +209,17 @@ def _in_macro_argument(parsed: ParsedFile, name: str, region: Region) -> bool:
     return False
 
 
+_ASM = {"asm", "__asm__", "__asm"}
+
+
 def _only_read(name: str, body: str) -> bool:
     tokens = tokenize(body)
+    in_asm_operands = _asm_operand_tokens(tokens)
     for i, tok in enumerate(tokens):
         if tok.text != name or tok.kind != "ident":
             continue
+        if i in in_asm_operands:
+            return False  # an asm operand: an output is a write the text does not show
         before = tokens[i - 1].text if i > 0 else ""
         after = tokens[i + 1].text if i + 1 < len(tokens) else ""
         if before in (".", "->"):
@@ -221,6 +227,32 @@ def _only_read(name: str, body: str) -> bool:
         if after in _ASSIGN or before in ("&", "++", "--") or after in ("[", "."):
             return False
     return True
+
+
+def _asm_operand_tokens(tokens) -> set[int]:
+    """The indexes of the tokens in the operand lists of inline asm statements (after the
+    template's first `:`, up to the statement's closing parenthesis)."""
+    found: set[int] = set()
+    i = 0
+    while i < len(tokens):
+        if tokens[i].text in _ASM:
+            j = i + 1
+            while j < len(tokens) and tokens[j].text in ("volatile", "__volatile__", "goto", "inline"):
+                j += 1
+            if j < len(tokens) and tokens[j].text == "(":
+                depth, operands = 0, False
+                for k in range(j, len(tokens)):
+                    text = tokens[k].text
+                    depth += text == "("
+                    depth -= text == ")"
+                    if depth == 0:
+                        break
+                    operands = operands or (text == ":" and depth == 1)
+                    if operands:
+                        found.add(k)
+                i = k
+        i += 1
+    return found
 
 
 def _declared_inside(typ: ci.Type, function: ci.Cursor) -> bool:

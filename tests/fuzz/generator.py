@@ -46,6 +46,10 @@ FEATURES = {
     "cleanup-local": "__attribute__((cleanup)) locals declared right after the lock, used after the unlock or not (the cleanup takes the lock), and in a block of the section (issue 35)",
     "stringize-macro": "a macro that stringizes its argument (`#x`), directly or through another macro, applied to a local in a section (issue 35)",
     "static-local": "a static local declared in a section and read after the unlock (issue 35)",
+    "delegated-calls": "sections that call what issue 34 lets leave their thread: formatted output, a pipe's "
+                       "write and read, a short sleep, a semaphore, errno, a const operations table (designated "
+                       "and positional), a static function pointer, a checked condvar signal whose error path "
+                       "ends the process (issue 34)",
 }
 
 # features whose transform bugs are known and not fixed yet: left out of the fixed campaign
@@ -64,6 +68,9 @@ PRELUDE = r"""#define _GNU_SOURCE
 #include <errno.h>
 #include <assert.h>
 #include <alloca.h>
+#include <semaphore.h>
+#include <time.h>
+#include <unistd.h>
 {atomic_include}
 #define LOCK(m) pthread_mutex_lock(m)
 #define UNLOCK(m) pthread_mutex_unlock(m)
@@ -884,6 +891,87 @@ static void *{k}_worker(void *a_)
     return Scenario("flag-lock", decls, func, feats)
 
 
+def scen_delegated(g: Gen, k: str) -> Scenario:
+    """Threads whose sections call the C library and function pointers the analysis lets leave
+    their thread (issue 34): each section's results are commutative updates, so the checksum is
+    the same whichever thread ran it."""
+    r = g.rng
+    feats = {"delegated-calls", "threads"}
+    st = g.style()
+    n = r.randint(2, 4)
+    rounds = r.randint(5, 40)
+    mod = r.randint(7, 97)
+    uses = [u for u in ("format", "pipe", "sleep", "sem", "errno", "table", "pointer", "checked")
+            if r.random() < 0.6] or ["table"]
+    body = []
+    if "format" in uses:
+        body.append(f'{{ char b[32]; int w = snprintf(b, sizeof b, "%ld-%d", a->tid, i); {k}_st.chars += w + (long)strlen(b); }}')
+    if "pipe" in uses:
+        body.append(f'{{ char b[16]; int w = snprintf(b, sizeof b, "%d", i % {mod}); '
+                    f'if (write({k}_st.fds[1], b, (size_t)w) != w) abort(); '
+                    f'ssize_t got = read({k}_st.fds[0], b, (size_t)w); if (got != w) abort(); {k}_st.piped += got; }}')
+    if "sleep" in uses:
+        body.append(f'if (i % {r.randint(3, 9)} == 0) {{ struct timespec ts = {{ 0, 1000 }}; nanosleep(&ts, NULL); {k}_st.slept++; }}')
+    if "sem" in uses:
+        body.append(f'if (sem_trywait(&{k}_st.sem) == 0) {{ {k}_st.tokens++; sem_post(&{k}_st.sem); }}')
+    if "errno" in uses:
+        body.append(f'errno = (int)(i % 5); {k}_st.errs += errno;')
+    if "table" in uses:
+        body.append(f'{k}_st.acc += (a->tid % 2 ? {k}_named : {k}_positional).combine(i, a->tid) % {mod};')
+    if "pointer" in uses:
+        body.append(f'{k}_st.acc += {k}_chosen(i, a->tid) % {mod};')
+    if "checked" in uses:
+        body.append(f'{{ int rc = pthread_cond_signal(&{k}_st.c); if (rc != 0) {k}_die("pthread_cond_signal", rc); }}')
+    r.shuffle(body)
+    section = "\n        ".join(body)
+    decls = f"""struct {k}_ops {{ long (*combine)(long, long); const char *(*name)(void); }};
+static long {k}_add(long x, long y) {{ return x + y; }}
+static long {k}_mix(long x, long y) {{ return x * 7 + y; }}
+static const char *{k}_add_name(void) {{ return "add"; }}
+static const struct {k}_ops {k}_named = {{ .name = {k}_add_name, .combine = {k}_add }};
+__attribute__((unused)) static const struct {k}_ops {k}_positional = {{ {k}_mix, {k}_add_name }};
+static long (*{k}_chosen)(long, long) = {k}_add;
+static void {k}_choose(long (*f)(long, long)) {{ {k}_chosen = f; }}
+static struct {{ pthread_mutex_t m; pthread_cond_t c; sem_t sem; int fds[2];
+                 long chars, piped, slept, tokens, errs, acc; }} {k}_st;
+__attribute__((unused)) static void {k}_die(const char *what, int err) {{ fprintf(stderr, "%s: %s\\n", what, strerror(err)); exit(3); }}
+struct {k}_arg {{ long tid; }};
+static void *{k}_worker(void *p)
+{{
+    struct {k}_arg *a = p;
+    for (int i = 0; i < {rounds}; i++) {{
+        {lock_stmt(st, f'&{k}_st.m')}
+        {section}
+        {unlock_stmt(st, f'&{k}_st.m')}
+    }}
+    return NULL;
+}}
+"""
+    func = f"""static unsigned long {k}(void)
+{{
+    memset(&{k}_st, 0, sizeof {k}_st);
+    pthread_mutex_init(&{k}_st.m, NULL);
+    pthread_cond_init(&{k}_st.c, NULL);
+    if (sem_init(&{k}_st.sem, 0, 1) != 0 || pipe({k}_st.fds) != 0) abort();
+    {k}_choose({k}_mix);
+    pthread_t th[{n}];
+    struct {k}_arg args[{n}];
+    for (int t = 0; t < {n}; t++) {{
+        args[t].tid = t;
+        if (pthread_create(&th[t], NULL, {k}_worker, &args[t]) != 0) abort();
+    }}
+    for (int t = 0; t < {n}; t++)
+        pthread_join(th[t], NULL);
+    close({k}_st.fds[0]);
+    close({k}_st.fds[1]);
+    sem_destroy(&{k}_st.sem);
+    return (unsigned long)({k}_st.chars * 131 + {k}_st.piped * 31 + {k}_st.slept * 7 + {k}_st.tokens * 3
+                           + {k}_st.errs * 17 + {k}_st.acc + (long)strlen({k}_named.name()));
+}}
+"""
+    return Scenario("delegated", decls, func, feats)
+
+
 SCENARIOS = {
     "threads": (scen_threads, 4, "threads"),
     "latch": (scen_latch, 2, "condvar"),
@@ -894,6 +982,7 @@ SCENARIOS = {
     "locals": (scen_locals, 2, "locals"),
     "recursion": (scen_recursion, 1, "recursion"),
     "flag-lock": (scen_flag_lock, 1, "flag-lock"),
+    "delegated": (scen_delegated, 2, "delegated-calls"),
 }
 
 
