@@ -30,8 +30,12 @@ def spelled(parsed: ParsedFile, region: Region, names: set[str]) -> tuple[set[st
     on to).  The first keep their spelling when the name is a macro of the section's function
     (the argument is spelled before it is expanded); the second do not: the argument is
     expanded before the inner macro sees it."""
+    # not the region's own unlocks and relocks (the extraction replaces them) nor the code that
+    # runs in the caller (exits' tails, windows: their names are not renamed)
+    outside = [(x.unlock_start, x.tail_start) for x in region.exits] + region.unlocked_spans() \
+        + [(w.unlock_start, w.released[0]) for w in region.windows] + [(w.released[1], w.relock_end) for w in region.windows]
     uses = [(s, e) for s, e in parsed.macro_uses if region.lock_end <= s and e < region.body_end
-            and names & identifiers_used(parsed.text(s, e + 1))]
+            and not any(a <= s < b for a, b in outside) and names & identifiers_used(parsed.text(s, e + 1))]
     direct: set[str] = set()
     passed_on: set[str] = set()
     if not uses:

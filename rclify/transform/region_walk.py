@@ -5,6 +5,8 @@ and stops is region_bounds.py's, region_close.py's and the shapes' (shapes/: eac
 region_at); loop_carried.py and cleanup_pop.py walk their sections' pieces with it too.
 """
 
+import re
+
 import clang.cindex as ci
 
 from rclify.ctext.cparse import ParsedFile, statement_range as stmt_range
@@ -328,6 +330,7 @@ class RegionAnalysis(Refusable):
         after, ends_with_jump = tail_extent(children, i)
         tail = children[i + 1 : after]
         tail_end = stmt_range(self.parsed, tail[-1])[1] if tail else tail_start
+        tail_end = closing_directives_end(self.parsed.data, tail_start, tail_end)
         for child in tail:
             self._check_unlocked_statement(child)
         last = tail[-1] if ends_with_jump else None
@@ -388,3 +391,28 @@ def loop_is_infinite(cursor: ci.Cursor, children: list[ci.Cursor]) -> bool:
         return tokens[-4:] in (["while", "(", "1", ")"], ["while", "(", "true", ")"])
     return False
 
+
+_CONDITIONAL = re.compile(rb"^[ \t]*#[ \t]*(if|ifdef|ifndef|endif)\b", re.M)
+
+
+def closing_directives_end(data: bytes, start: int, end: int) -> int:
+    """end, moved past the directive lines that close conditionals the text [start, end) opens
+    (`unlock; #ifndef X ... #endif` at the end of a block: the tail's last statement ends before
+    its #endif, which must go with it), when only blank lines and directives come before them."""
+    depth = 0
+    for m in _CONDITIONAL.finditer(data, start, end):
+        depth += -1 if m.group(1) == b"endif" else 1
+    pos = end
+    while depth > 0:
+        line_end = data.find(b"\n", pos)
+        line_end = len(data) if line_end < 0 else line_end
+        line = data[pos:line_end].strip()
+        if line and not line.startswith(b"#"):
+            return end  # code before the closing directive: leave the text as it was
+        m = _CONDITIONAL.match(data, pos, line_end) if line else None
+        if m is not None:
+            depth += -1 if m.group(1) == b"endif" else 1
+        pos = line_end + 1
+        if pos > len(data):
+            return end
+    return pos - 1 if pos - 1 > end else end
