@@ -292,8 +292,8 @@ class ThreadState:
 # The lock and condition-variable calls that cannot fail inside a section the runtime runs for
 # another thread: there the runtime ends the process instead of returning an error (mutex.c,
 # rcl_failed_elsewhere), so a branch taken on their failure is not taken there.
-_CANNOT_FAIL_ELSEWHERE = frozenset(f.name for f in pthread_api.API
-                                   if f.kind in ("lock", "unlock", "signal") or (f.waits and f.arity == 2))
+_CANNOT_FAIL_ELSEWHERE = frozenset(f.name for f in pthread_api.API if f.name.startswith(("pthread_mutex_", "pthread_cond_"))
+                                   and (f.kind in ("lock", "unlock", "signal") or (f.waits and f.arity == 2)))
 
 
 def live_nodes(nodes: list[ci.Cursor]) -> list[ci.Cursor]:
