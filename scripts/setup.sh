@@ -11,6 +11,7 @@ SUDO=""
 
 APT_PACKAGES=(coccinelle build-essential pkg-config python3 python3-pip python3-venv
               libmemcached-tools autoconf automake libevent-dev dpkg-dev perl cmake bear meson ninja-build
+              manpages-dev  # the C library facts of rclify/platform/ (tests/test_platform.py derives them again)
               csmith libcsmith-dev cvise gcc-12-source)  # the differential fuzzer (tests/fuzz, docs/fuzzing.md)
 missing=()
 for p in "${APT_PACKAGES[@]}"; do
