@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from rclify import lock_config
+from rclify import atomic_file, lock_config
 from rclify.ctext.spatch import MACRO_FILE
 from rclify.runtime_build import cflags
 from rclify.transform import rewrite_api
@@ -194,7 +194,9 @@ class Staging:
                 changed[rel] = text
                 _write(self.dir / rel, text)
         self.config.parent.mkdir(parents=True, exist_ok=True)  # --config in a folder with no source file
-        self.config.write_text(lock_config.render(self.outcome.locks))
+        # a new file renamed into place: a link already at that name is replaced, never written
+        # through to where it points (write_text would write in place into a FIFO or device)
+        atomic_file.write_bytes(self.config, lock_config.render(self.outcome.locks).encode())
         self.c_files = [rel_of(p) for p in files if p.suffix == ".c"]
         self.extracted_in = {rel_of(p) for p in rendered}
         self._verify_headers(changed, self.extracted_in)

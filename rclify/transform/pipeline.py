@@ -120,7 +120,7 @@ def analyse_tree(tree: SourceTree, config_path: Path, options: Options, progress
 
         # read once: what the entries are merged with is what the commit checks is still there
         outcome.config_read = config_path.read_text() if config_path.is_file() else None
-        existing_text, shown_config = outcome.config_read or "", str(config_path)
+        existing_text, shown_config = outcome.config_read or "", str(_as_shown(config_path, root, shown))
         overrides = {o.section: o for o in lock_config.parse_sections(existing_text, shown_config)}
         with _timed(outcome, "thread_state_s"):
             roots = {callee for rs in regions.values() for r in rs if r.extractable for callee in _callees(r)}
@@ -156,6 +156,12 @@ def analyse_tree(tree: SourceTree, config_path: Path, options: Options, progress
         for cleanup in cleanups:
             cleanup()
     return outcome
+
+
+def _as_shown(path: Path, root: Path, shown: Path | None) -> Path:
+    """path as the user knows it: a rerun reads the tree's files (lock_config.h too) in a scratch
+    copy of it, and an error in the user's lock_config.h must name theirs, not the copy's."""
+    return shown / path.relative_to(root) if shown is not None and path.is_relative_to(root) else path
 
 
 def _leave_alone(tree: SourceTree, options: Options, outcome: Outcome, progress: Progress
