@@ -264,6 +264,137 @@ static inline int rcl_execute_sized(rcl_mutex_t *rcl_p_m, rcl_cs_fn rcl_p_fn, vo
     return rcl_execute_sized_slow(rcl_p_m, rcl_p_fn, rcl_p_ctx, rcl_p_ctx_size);
 }
 
+/*
+ * Reader-writer locks (pthread_rwlock_t -> rcl_rwlock_t).  Each carries a lock_config.h entry
+ * like a mutex, and its algorithm decides how readers run:
+ *   posix      the pthread rwlock itself (`posix` below): readers in parallel, writers alone;
+ *   any other  one exclusive lock of that algorithm (`lock` below), taken by readers and writers
+ *              alike: readers are serialised.  An rwlock promises a writer exclusion and a reader
+ *              exclusion from writers; an exclusive lock keeps both promises (it excludes more),
+ *              so every section still sees what it saw.  What it breaks is progress that needs two
+ *              readers inside at once: a reader that waits, holding the lock, for another reader
+ *              (a barrier, a semaphore, a flag set by a reader) waits for ever; such a lock stays
+ *              posix (docs/runtime.md, "Reader-writer locks").  A thread that takes the read lock
+ *              it already holds (allowed by pthread) is let in again: the exclusive lock is of
+ *              the recursive kind.
+ * The timed calls are those of the lock in force: the pthread rwlock's, or the exclusive lock's
+ * timed lock.  Release either mode with rcl_rwlock_unlock.  Return values are pthread's.
+ * Declared where <pthread.h> declares pthread_rwlock_t (not in strict ISO C modes without a
+ * POSIX feature macro).
+ */
+#ifdef PTHREAD_RWLOCK_INITIALIZER
+typedef struct rcl_rwlock {
+    rcl_mutex_t lock;         /* the configuration, and the lock itself on every algorithm but posix */
+    pthread_rwlock_t posix;   /* the lock under posix */
+} rcl_rwlock_t;
+
+/* The exclusive lock is of the recursive kind, whose static initializer only _GNU_SOURCE names:
+ * its glibc spelling is used where that is not defined. */
+#if defined(PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP)
+#define RCL_RWLOCK_MUTEX_INIT_ PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP
+#elif defined(__PTHREAD_MUTEX_INITIALIZER)
+#define RCL_RWLOCK_MUTEX_INIT_ { { __PTHREAD_MUTEX_INITIALIZER(PTHREAD_MUTEX_RECURSIVE_NP) } }
+#else
+#error "rclify.h: no static initializer of a recursive pthread mutex on this C library"
+#endif
+#define RCL_RWLOCK_INITIALIZER(rcl_p_cfg) \
+    { { RCL_ALG_UNRESOLVED, PTHREAD_MUTEX_RECURSIVE_NP, RCL_RWLOCK_MUTEX_INIT_, NULL, rcl_p_cfg }, PTHREAD_RWLOCK_INITIALIZER }
+
+int rcl_rwlock_init(rcl_rwlock_t *rcl_p_rw, const pthread_rwlockattr_t *rcl_p_attr, const rcl_lock_config_t *rcl_p_config);
+int rcl_rwlock_destroy(rcl_rwlock_t *rcl_p_rw);
+int rcl_rwlock_rdlock_slow(rcl_rwlock_t *rcl_p_rw);
+int rcl_rwlock_wrlock_slow(rcl_rwlock_t *rcl_p_rw);
+int rcl_rwlock_tryrdlock_slow(rcl_rwlock_t *rcl_p_rw);
+int rcl_rwlock_trywrlock_slow(rcl_rwlock_t *rcl_p_rw);
+int rcl_rwlock_unlock_slow(rcl_rwlock_t *rcl_p_rw);
+int rcl_rwlock_timedrdlock(rcl_rwlock_t *rcl_p_rw, const struct timespec *rcl_p_abstime);
+int rcl_rwlock_timedwrlock(rcl_rwlock_t *rcl_p_rw, const struct timespec *rcl_p_abstime);
+int rcl_rwlock_clockrdlock(rcl_rwlock_t *rcl_p_rw, clockid_t rcl_p_clock, const struct timespec *rcl_p_abstime);
+int rcl_rwlock_clockwrlock(rcl_rwlock_t *rcl_p_rw, clockid_t rcl_p_clock, const struct timespec *rcl_p_abstime);
+/* resolves the lock if needed: posix when readers run in parallel */
+int rcl_rwlock_algorithm(rcl_rwlock_t *rcl_p_rw);
+
+/*
+ * Extracted sections of an rwlock: fn(ctx) runs holding rw in read or in write mode, as
+ * rcl_execute_sized does for a mutex (under an algorithm other than posix both are that
+ * algorithm's rcl_execute_sized: the section may run on an RCL server or a combiner).  The
+ * _local forms run the section on the calling thread (rcl_execute_local).
+ */
+int rcl_rwlock_execute_read_slow(rcl_rwlock_t *rcl_p_rw, rcl_cs_fn rcl_p_fn, void *rcl_p_ctx, size_t rcl_p_ctx_size);
+int rcl_rwlock_execute_write_slow(rcl_rwlock_t *rcl_p_rw, rcl_cs_fn rcl_p_fn, void *rcl_p_ctx, size_t rcl_p_ctx_size);
+int rcl_rwlock_execute_read_local(rcl_rwlock_t *rcl_p_rw, rcl_cs_fn rcl_p_fn, void *rcl_p_ctx);
+int rcl_rwlock_execute_write_local(rcl_rwlock_t *rcl_p_rw, rcl_cs_fn rcl_p_fn, void *rcl_p_ctx);
+#define RCL_RWLOCK_EXECUTE_READ(rcl_p_rw, rcl_p_fn, rcl_p_ctxp) \
+    rcl_rwlock_execute_read((rcl_p_rw), (rcl_p_fn), (rcl_p_ctxp), sizeof *(rcl_p_ctxp))
+#define RCL_RWLOCK_EXECUTE_WRITE(rcl_p_rw, rcl_p_fn, rcl_p_ctxp) \
+    rcl_rwlock_execute_write((rcl_p_rw), (rcl_p_fn), (rcl_p_ctxp), sizeof *(rcl_p_ctxp))
+
+/* Fast paths: under posix one predictable branch and the pthread rwlock call. */
+#define RCL_RWLOCK_IS_POSIX_(rcl_p_rw) \
+    __builtin_expect(__atomic_load_n(&(rcl_p_rw)->lock.alg, __ATOMIC_RELAXED) == RCL_ALG_POSIX, 1)
+
+static inline int rcl_rwlock_rdlock(rcl_rwlock_t *rcl_p_rw)
+{
+    if (RCL_RWLOCK_IS_POSIX_(rcl_p_rw))
+        return pthread_rwlock_rdlock(&rcl_p_rw->posix);
+    return rcl_rwlock_rdlock_slow(rcl_p_rw);
+}
+
+static inline int rcl_rwlock_wrlock(rcl_rwlock_t *rcl_p_rw)
+{
+    if (RCL_RWLOCK_IS_POSIX_(rcl_p_rw))
+        return pthread_rwlock_wrlock(&rcl_p_rw->posix);
+    return rcl_rwlock_wrlock_slow(rcl_p_rw);
+}
+
+static inline int rcl_rwlock_tryrdlock(rcl_rwlock_t *rcl_p_rw)
+{
+    if (RCL_RWLOCK_IS_POSIX_(rcl_p_rw))
+        return pthread_rwlock_tryrdlock(&rcl_p_rw->posix);
+    return rcl_rwlock_tryrdlock_slow(rcl_p_rw);
+}
+
+static inline int rcl_rwlock_trywrlock(rcl_rwlock_t *rcl_p_rw)
+{
+    if (RCL_RWLOCK_IS_POSIX_(rcl_p_rw))
+        return pthread_rwlock_trywrlock(&rcl_p_rw->posix);
+    return rcl_rwlock_trywrlock_slow(rcl_p_rw);
+}
+
+static inline int rcl_rwlock_unlock(rcl_rwlock_t *rcl_p_rw)
+{
+    if (RCL_RWLOCK_IS_POSIX_(rcl_p_rw))
+        return pthread_rwlock_unlock(&rcl_p_rw->posix);
+    return rcl_rwlock_unlock_slow(rcl_p_rw);
+}
+
+static inline int rcl_rwlock_execute_read(rcl_rwlock_t *rcl_p_rw, rcl_cs_fn rcl_p_fn, void *rcl_p_ctx, size_t rcl_p_ctx_size)
+{
+    if (RCL_RWLOCK_IS_POSIX_(rcl_p_rw)) {
+        int rcl_l_rc = pthread_rwlock_rdlock(&rcl_p_rw->posix);
+        if (__builtin_expect(rcl_l_rc != 0, 0))
+            rcl_execute_lock_failed(&rcl_p_rw->lock, rcl_l_rc);
+        int rcl_l_ret = rcl_p_fn(rcl_p_ctx);
+        pthread_rwlock_unlock(&rcl_p_rw->posix);
+        return rcl_l_ret;
+    }
+    return rcl_rwlock_execute_read_slow(rcl_p_rw, rcl_p_fn, rcl_p_ctx, rcl_p_ctx_size);
+}
+
+static inline int rcl_rwlock_execute_write(rcl_rwlock_t *rcl_p_rw, rcl_cs_fn rcl_p_fn, void *rcl_p_ctx, size_t rcl_p_ctx_size)
+{
+    if (RCL_RWLOCK_IS_POSIX_(rcl_p_rw)) {
+        int rcl_l_rc = pthread_rwlock_wrlock(&rcl_p_rw->posix);
+        if (__builtin_expect(rcl_l_rc != 0, 0))
+            rcl_execute_lock_failed(&rcl_p_rw->lock, rcl_l_rc);
+        int rcl_l_ret = rcl_p_fn(rcl_p_ctx);
+        pthread_rwlock_unlock(&rcl_p_rw->posix);
+        return rcl_l_ret;
+    }
+    return rcl_rwlock_execute_write_slow(rcl_p_rw, rcl_p_fn, rcl_p_ctx, rcl_p_ctx_size);
+}
+#endif /* PTHREAD_RWLOCK_INITIALIZER */
+
 #ifdef __cplusplus
 }
 #endif
