@@ -32,7 +32,7 @@ from rclify.check.results import (Report, RunResult, format_table, missing_tool,
                                   summary_line)
 from rclify.errors import BuildError, ToolMissingError, UsageError
 from rclify.lock_config import NO_OVERRIDE, validate_override
-from rclify.progress import Progress, format_seconds
+from rclify.progress import INTERVAL_S, Progress, format_seconds, step
 
 
 STATE_DIR = ".rclify"  # in the checked tree: logs, the makefile fragment, the runtime's fingerprint
@@ -51,7 +51,7 @@ DEFAULT_TIMEOUT = 1800.0
 
 def run_logged(
     name: str, command: str, cwd: Path, env: dict, log: Path, timeout: float, progress: Progress,
-    heartbeat: float = 60.0,
+    heartbeat: float = INTERVAL_S,
 ) -> RunResult:
     """Runs a shell command in its own process group with all output to `log`.  On timeout (or
     Ctrl-C) the whole group is killed, servers a test suite started included."""
@@ -122,7 +122,7 @@ def run_check(
     jobs: int | None = None,
     flags: tuple[list[str], list[str]] | None = None,
     out=None,
-    heartbeat: float = 60.0,
+    heartbeat: float = INTERVAL_S,
 ) -> Report:
     """Builds `tree` once, runs its tests once per lock assignment, prints progress and the table.
     `flags` (cflags, libs) replaces the runtime's own (tests use it to skip building the runtime)."""
@@ -150,7 +150,8 @@ def run_check(
 
     if flags is None:
         progress("runtime: make -C runtime")
-        runtime_build.build_runtime()
+        with step(progress, "runtime: make -C runtime"):
+            runtime_build.build_runtime()
         flags = (runtime_build.cflags(), runtime_build.libs())
     state = tree / STATE_DIR
     logs = state / "logs"

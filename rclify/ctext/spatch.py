@@ -13,12 +13,15 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 from pathlib import Path
+from typing import Callable
 
 from rclify import disk_space
 from rclify.ctext.preprocessor import define_around
 from rclify.errors import ParseError, ToolMissingError
 from rclify.paths import IMPORT_ROOT, SEMANTIC_PATCHES_DIR, require
+from rclify.progress import step as progress_step
 
 SMPL_LIB = SEMANTIC_PATCHES_DIR / "lib"
 MACRO_FILE = SMPL_LIB / "macros.h"  # macros spatch cannot parse by itself
@@ -63,9 +66,11 @@ def chain(patches: list[Path], into: Path) -> Path:
 
 def run_spatch(patch: Path, root: Path, files: list[str], jobs: int, mode: str = "json",
                extra_env: dict[str, str] | None = None, extra_args: list[str] | None = None,
-               timeout: int = 900, macro_file: Path = MACRO_FILE) -> tuple[list[dict], dict[str, str], str]:
+               timeout: int = 900, macro_file: Path = MACRO_FILE,
+               progress: Callable[[str], None] | None = None) -> tuple[list[dict], dict[str, str], str]:
     """Runs one semantic patch over files (relative to root) in one spatch process.
-    macro_file: MACRO_FILE, or one that adds the tree's declaration macros to it (tree_macros.py).
+    macro_file: MACRO_FILE, or one that adds the tree's declaration macros to it (tree_macros.py);
+    progress: where to say how many files spatch has taken up, while it runs long (progress.py).
 
     Returns (json records, {file: first parse error}, raw stdout).
     """
@@ -82,8 +87,8 @@ def run_spatch(patch: Path, root: Path, files: list[str], jobs: int, mode: str =
         listing.write("\n\n".join(files) + "\n")  # a blank line between files: one group each
     cmd += ["--file-groups", listing.name]
     try:
-        proc = subprocess.run(cmd, cwd=root, env=spatch_env(extra_env), capture_output=True, text=True,
-                              errors="surrogateescape", timeout=timeout)
+        with progress_step(progress, f"spatch {patch.name}", len(files), "files taken up") as step:
+            proc = _run_counting_files(cmd, root, spatch_env(extra_env), timeout, step.advance)
     except FileNotFoundError:
         raise ToolMissingError("spatch (Coccinelle) is needed: apt-get install coccinelle") from None
     except subprocess.TimeoutExpired:
@@ -98,6 +103,39 @@ def run_spatch(patch: Path, root: Path, files: list[str], jobs: int, mode: str =
     records = [json.loads(line[len(RECORD_PREFIX):]) for line in proc.stdout.splitlines()
                if line.startswith(RECORD_PREFIX)]
     return records, parse_errors(proc.stderr, root), proc.stdout
+
+
+_HANDLING = "HANDLING: "  # what spatch prints on standard error as it takes up a file (a group)
+
+
+def _run_counting_files(cmd: list[str], root: Path, env: dict[str, str], timeout: int,
+                        taken_up: Callable[[], None]) -> subprocess.CompletedProcess:
+    """subprocess.run(cmd, capture_output=True, timeout=timeout), calling taken_up() for each
+    file spatch takes up (its HANDLING lines, read as they come).  Its records go to a temporary
+    file: read while stderr is, a pipe could fill and stop it."""
+    with tempfile.TemporaryFile("w+", errors="surrogateescape") as stdout:
+        proc = subprocess.Popen(cmd, cwd=root, env=env, stdout=stdout, stderr=subprocess.PIPE, text=True,
+                                errors="surrogateescape")
+        killed = threading.Event()  # by the timeout
+        timer = threading.Timer(timeout, lambda: (killed.set(), proc.kill()))
+        timer.start()
+        try:
+            stderr = []
+            for line in proc.stderr:
+                stderr.append(line)
+                if line.startswith(_HANDLING):
+                    taken_up()
+            proc.wait()
+        finally:
+            timer.cancel()
+            if proc.poll() is None:  # an exception here (^C): spatch does not outlive it
+                proc.kill()
+                proc.wait()
+            proc.stderr.close()
+        if killed.is_set():
+            raise subprocess.TimeoutExpired(cmd, timeout)
+        stdout.seek(0)
+        return subprocess.CompletedProcess(cmd, proc.returncode, stdout.read(), "".join(stderr))
 
 
 _PARSE_ERROR = re.compile(

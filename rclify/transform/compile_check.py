@@ -27,6 +27,7 @@ from typing import Callable
 
 from rclify import atomic_file, lock_config
 from rclify.ctext.spatch import MACRO_FILE
+from rclify.progress import step
 from rclify.runtime_build import cflags
 from rclify.transform import rewrite_api
 from rclify.ctext.languages import is_cxx_source, is_header
@@ -276,8 +277,12 @@ class Staging:
         # each file compiled once staged and, where that fails, once as it was, both in a pool of
         # jobs: the errors the original does not have are read from the same two compiles
         checked = c_files + cxx_files
-        with ThreadPoolExecutor(max_workers=max(1, self.jobs)) as pool:
-            staged = dict(zip(checked, pool.map(lambda rel: self._compiles(rel, self.dir), checked)))
+        with ThreadPoolExecutor(max_workers=max(1, self.jobs)) as pool, \
+                step(self.progress, "compile check", len(checked), "files compiled") as compiling:
+            staged = {}
+            for rel, result in zip(checked, pool.map(lambda rel: self._compiles(rel, self.dir), checked)):
+                staged[rel] = result
+                compiling.advance()
             failing = [rel for rel in checked if not staged[rel][0]]
             originals = dict(zip(failing, pool.map(lambda rel: self._compiles(rel, self.root), failing)))
         verdicts = {}

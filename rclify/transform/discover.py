@@ -170,7 +170,8 @@ def discover(root: Path, files: list[Path], jobs: int = 1, progress: Callable[[s
         macro_file = tree_macros.macro_file_for(texts)[0]
     try:
         for group, language in by_language(scanned):  # C++ files: spatch --c++, where it parses them
-            found, failed, _ = run_spatch(PATCH, root, group, jobs, extra_args=language, macro_file=macro_file)
+            found, failed, _ = run_spatch(PATCH, root, group, jobs, extra_args=language, macro_file=macro_file,
+                                          progress=progress)
             records += found
             failures |= failed
     finally:

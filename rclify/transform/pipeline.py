@@ -37,7 +37,7 @@ from rclify.ctext import line_endings, spatch, tree_macros
 from rclify.ctext.cparse import ParsedFile
 from rclify.ctext.cursors import preorder
 from rclify.errors import UsageError
-from rclify.progress import Progress
+from rclify.progress import Progress, step
 from rclify.transform import build_flags, call_sites, exclusions, header_sections
 from rclify.transform.analyse import Analysis, analyse, complete_call_graph, regions_of
 from rclify.ctext.languages import is_cxx
@@ -88,14 +88,15 @@ def analyse_tree(tree: SourceTree, config_path: Path, options: Options, progress
     includes = IncludeGraph.by_base_name(tree)  # and asks one include graph (analysis, lock table, check)
     macro_file = _spatch_macro_file(tree, outcome, progress)
     cleanups = [lambda: macro_file.unlink(missing_ok=True)]
-    flags = build_flags.find(root, options.database, options.cflags, progress,  # as the build compiles
-                             run_build=not options.dry_run or options.configure)
+    with step(progress, "build flags"):  # as the build compiles
+        flags = build_flags.find(root, options.database, options.cflags, progress,
+                                 run_build=not options.dry_run or options.configure)
     cleanups.append(flags.cleanup)  # scratch build directories, header stubs
     beside = ThreadPoolExecutor(max_workers=1)  # spatch's discovery, beside the regions' reading
     try:
         outcome.build_flags = flags.source
         outcome.timings["spatch_discover_s"] = 0.0  # the report lists the steps in their order of old
-        with _timed(outcome, "libclang_s"):
+        with _timed(outcome, "libclang_s"), step(progress, "libclang"):
             analysis = analyse(root, files, flags.for_file, options.jobs, progress, flags.built, tree, includes)
         cleanups.append(analysis.cleanup)
         # Where regions start and end needs nothing spatch's discovery finds (the lock table and
@@ -103,9 +104,9 @@ def analyse_tree(tree: SourceTree, config_path: Path, options: Options, progress
         # libclang's parsing both cores were busy
         discovering = beside.submit(_timed_call, outcome, "spatch_discover_s", discover, root, files,
                                     jobs=options.jobs, progress=progress, macro_file=macro_file, texts=tree.texts())
-        with _timed(outcome, "extract_s"):
-            sources = {**analysis.parsed, **analysis.headers}
-            regions = _regions(sources, analysis, flags.built)
+        sources = {**analysis.parsed, **analysis.headers}
+        with _timed(outcome, "extract_s"), step(progress, "regions", len(sources), "files read") as reading:
+            regions = _regions(sources, analysis, flags.built, reading.advance)
         discovery = discovering.result()
         _record_discovery(discovery, outcome, progress)
         _record_analysis(analysis, outcome, progress)
@@ -122,13 +123,14 @@ def analyse_tree(tree: SourceTree, config_path: Path, options: Options, progress
         outcome.config_read = config_path.read_text() if config_path.is_file() else None
         existing_text, shown_config = outcome.config_read or "", str(_as_shown(config_path, root, shown))
         overrides = {o.section: o for o in lock_config.parse_sections(existing_text, shown_config)}
-        with _timed(outcome, "thread_state_s"):
+        with _timed(outcome, "thread_state_s"), step(progress, "call graph"):
             roots = {callee for rs in regions.values() for r in rs if r.extractable for callee in _callees(r)}
             state = complete_call_graph(root, files, analysis, roots, options.jobs, progress, flags.built)
-        with _timed(outcome, "render_s"):
+        with _timed(outcome, "render_s"), step(progress, "extract"):
             for path, found in regions.items():
                 _use_own_static_wrappers(tree.rel(path), found, analysis.vocab)
-            rendered, index, rerender = _extract(tree, sources, analysis, regions, outcome, state, overrides)
+            rendered, index, rerender = _extract(tree, sources, analysis, regions, outcome, state, overrides,
+                                                 progress)
             _call_sites(tree, sources, analysis, regions, index, discovery, outcome)
             outcome.call_sites += exclusions.call_sites(tree, [f for fs in left_out.values() for f in fs])
             outcome.regions += cxx_regions(tree, flags.for_file, analysis.vocab, options.jobs,
@@ -141,7 +143,7 @@ def analyse_tree(tree: SourceTree, config_path: Path, options: Options, progress
         existing = lock_config.parse(existing_text, shown_config)
         entries = [e for e in table.entries() if e.lock_id not in kept_ids]  # kept ones stay pthread mutexes
         outcome.locks = lock_config.merge(entries, existing)  # what the staged lock_config.h declares
-        with _timed(outcome, "spatch_rewrite_and_verify_s"), \
+        with _timed(outcome, "spatch_rewrite_and_verify_s"), step(progress, "API rewrite and compile check"), \
                 Staging(tree, table, config_path, flags=flags, jobs=options.jobs, outcome=outcome,
                         progress=progress, kept=kept, macro_file=macro_file, by_base_name=includes) as staging:
             changed = staging.stage(files, rendered)
@@ -213,13 +215,15 @@ def _without_failing_regions(staging: Staging, rel: str, changed: dict[str, str]
     return True
 
 
-def _regions(sources: dict[Path, ParsedFile], analysis: Analysis, built: Callable[[Path], bool]
-             ) -> dict[Path, list[Region]]:
+def _regions(sources: dict[Path, ParsedFile], analysis: Analysis, built: Callable[[Path], bool],
+             read: Callable[[], None]) -> dict[Path, list[Region]]:
     """Every region of the analysed files and headers, those no step may extract refused: in a
     header where it is unsafe, in a file the build does not compile (then those on a lock kept
-    posix: _refuse_kept, once discovery is done)."""
-    regions = {path: [r for fr in regions_of(parsed, analysis.vocab) for r in fr.regions]
-               for path, parsed in sources.items()}
+    posix: _refuse_kept, once discovery is done).  read(): one more file read (progress)."""
+    regions = {}
+    for path, parsed in sources.items():
+        regions[path] = [r for fr in regions_of(parsed, analysis.vocab) for r in fr.regions]
+        read()
     for path, view in analysis.headers.items():
         header_sections.refuse_unsafe(view, regions[path])
     for path, found in regions.items():
@@ -328,15 +332,19 @@ def _callees(region: Region) -> set[str]:
 
 def _extract(tree: SourceTree, sources: dict[Path, ParsedFile], analysis: Analysis, regions: dict[Path, list[Region]],
              outcome: Outcome, state: ThreadState,
-             overrides: dict[str, lock_config.SectionOverride]) -> tuple[dict[Path, str], dict[int, int], Callable]:
+             overrides: dict[str, lock_config.SectionOverride], progress: Progress
+             ) -> tuple[dict[Path, str], dict[int, int], Callable]:
     """Plans and renders every file's regions (the C files', the headers'); returns {path: new
     text} of the files that change, {id(region): its position in outcome.regions}, and a function
     rendering a C file again with some of its regions left hybrid (_settle_compile_failures)."""
     renderers = {}
-    for path, parsed in sources.items():
-        renderer = FileRenderer(parsed, regions[path], state, overrides)
-        renderer.plan()
-        renderers[path] = renderer
+    total = sum(map(len, regions.values()))
+    with step(progress, "extract", total, "regions planned") as planning:
+        for path, parsed in sources.items():
+            renderer = FileRenderer(parsed, regions[path], state, overrides)
+            renderer.plan()
+            renderers[path] = renderer
+            planning.advance(len(regions[path]))
     used = {}  # (file, name): a static wrapper may be defined under one name in several files
     for renderer in renderers.values():
         used.update({(w.file, name): w for name, w in renderer.accessors_used.items()})
@@ -347,13 +355,15 @@ def _extract(tree: SourceTree, sources: dict[Path, ParsedFile], analysis: Analys
         rel = tree.rel(path)
         return renderer.render([w for w in wrappers if w.file == rel], [w for w in used.values() if w.file == rel])
 
-    for path, renderer in renderers.items():
-        rel = tree.rel(path)
-        text = render(path, renderer)
-        if text is not None:
-            rendered[path] = text
-        index.update({id(r): len(outcome.regions) + i for i, r in enumerate(renderer.regions)})
-        outcome.regions.extend(RegionRecord.of(rel, r, renderer) for r in renderer.regions)
+    with step(progress, "extract", total, "regions rendered") as rendering:
+        for path, renderer in renderers.items():
+            rel = tree.rel(path)
+            text = render(path, renderer)
+            if text is not None:
+                rendered[path] = text
+            index.update({id(r): len(outcome.regions) + i for i, r in enumerate(renderer.regions)})
+            outcome.regions.extend(RegionRecord.of(rel, r, renderer) for r in renderer.regions)
+            rendering.advance(len(regions[path]))
     overridden = {r.overridden_section for r in outcome.regions} - {None}
     outcome.unused_overrides = sorted(set(overrides) - overridden)
 
