@@ -119,11 +119,21 @@ def site_table(program: Path) -> tuple[list[tuple[tuple[int, ...], str]], list[t
         if len(chain) == 1 or named[chain][0] != named[chain[:-1]][0]:
             sites.append((chain, named[chain][0]))
     statics = []
+    types = syms.variable_types(str(program))  # None: no debug information says which hold a mutex
     for sym in funcs.data:
-        if sym.size >= MUTEX_SIZE and sym.kind in "bBdDsS":
+        if sym.size >= MUTEX_SIZE and sym.kind in "bBdDsS" and (types is None or types.may_hold_mutex(sym.value)):
             prefix = f"{Path(sym.file).name}:" if sym.file else ""
             statics.append((sym.value, sym.size, prefix + sym.name))
     return sites, statics
+
+
+def listed_ids(program: Path, sites, statics) -> tuple[list[str], int]:
+    """The lock ids a message may list: the init sites' and the statics' that the debug
+    information says are or hold a pthread mutex; and how many other statics may hold one (40
+    bytes or more, in code without debug information: what they hold cannot be told)."""
+    types = syms.variable_types(str(program))
+    mutexes = {i for a, _, i in statics if types is not None and a in types.mutexes}
+    return sorted({i for _, i in sites} | mutexes), len({i for _, _, i in statics} - mutexes)
 
 
 def write_table(path: Path, sites, statics, program: Path | None = None, more: str = "") -> Path:
@@ -177,6 +187,7 @@ def prepare(command: list[str], spec: str, ids_of: list[Path] = (),
     info = syms.read_elf(program)
     sites, statics = site_table(program) if info is not None else ([], [])
     known = {i for _, i in sites} | {i for _, _, i in statics}
+    listed, untold = listed_ids(program, sites, statics) if info is not None else ([], 0)
     more = []
     for other in ids_of:
         path = find_program(str(other) if "/" in str(other) else f"./{other}")
@@ -188,14 +199,23 @@ def prepare(command: list[str], spec: str, ids_of: list[Path] = (),
             more.append(write_table(Path(tmp.name), o_sites, o_statics, path).read_text())
     for pattern, _ in _patterns(spec):
         if pattern != "*" and not any(fnmatch.fnmatchcase(i, pattern) for i in known):
-            examples = ", ".join(sorted(known)[:5]) or "none found: build it with -g"
-            raise UsageError(f"{origin}: unknown lock id {pattern!r} in {program.name} (its ids: {examples}"
-                             f"{', ...' if len(known) > 5 else ''}; rclify profile lists them; for a program "
-                             f"it runs, add --ids-of PROG)")
+            raise UsageError(f"{origin}: unknown lock id {pattern!r} in {program.name} ({_ids_said(listed, untold)}; "
+                             "rclify profile lists them; for a program it runs, add --ids-of PROG)")
     if info is not None and not any(set(INTERPOSED) & _imports(p) for p in [program, *_libraries(program)]):
         print(f"rclify run: {program.name} calls no pthread mutex or condvar function: its locks (if any: "
               "raw futexes, its own spinlocks) stay as they are", file=sys.stderr)
     return program, sites, statics, "".join(more)
+
+
+def _ids_said(listed: list[str], untold: int) -> str:
+    """The lock ids for a message: those known to be mutexes, never a guess among the statics."""
+    ids = f"its ids: {', '.join(listed[:5])}{', ...' if len(listed) > 5 else ''}" if listed else "no lock id found"
+    if untold:
+        ids += (f"; {untold} of its statics may hold a mutex, which only debug information can tell: "
+                "build it with -g to have them named")
+    elif not listed:
+        ids += ": build it with -g"
+    return ids
 
 
 def run(args) -> int:

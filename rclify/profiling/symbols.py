@@ -220,3 +220,82 @@ def code_chains(path: str, vaddrs: list[int]) -> dict[int, list[Site]]:
             continue
         result.setdefault(current, []).append(Site(None if func == "??" else func, file, int(lineno)))
     return result
+
+
+_DIE = re.compile(r"^\s*<(\d+)><([0-9a-f]+)>: Abbrev Number: \d+ \((DW_TAG_\w+)\)")
+_ATTRIBUTE = re.compile(r"^\s*<[0-9a-f]+>\s+(DW_AT_\w+)\s*: (.*)$")
+_MUTEX_TYPE = "pthread_mutex_t"  # a glibc typedef: C's and C++'s (std::mutex holds one) locks
+
+
+@dataclass(frozen=True)
+class VariableTypes:
+    """What an object's debug information says of its variables, by link-time address."""
+
+    described: frozenset[int]  # every variable it gives a type and an address
+    mutexes: frozenset[int]  # those whose type is or holds a pthread_mutex_t
+
+    def may_hold_mutex(self, vaddr: int) -> bool:
+        """A variable of a pthread_mutex_t type, or one the debug information does not describe
+        (a file built without -g): what it holds cannot be told."""
+        return vaddr in self.mutexes or vaddr not in self.described
+
+
+@lru_cache(maxsize=16)
+def variable_types(path: str) -> VariableTypes | None:
+    """Which of the object's variables are or hold a pthread_mutex_t (a struct or array of them,
+    through typedefs), read from its DWARF debug information with readelf; None when it has none
+    to say which (built without -g, stripped, no readelf)."""
+    if shutil.which("readelf") is None:
+        return None
+    try:
+        proc = subprocess.Popen(["readelf", "--wide", "--debug-dump=info", path], stdout=subprocess.PIPE,
+                                stderr=subprocess.DEVNULL, text=True, errors="replace")
+    except OSError:
+        return None
+    dies: dict[int, dict] = {}  # offset -> {"tag", attributes..., "children": [offsets]}
+    parents: list[tuple[int, int]] = []  # (depth, offset) of the DIEs enclosing the current one
+    current: dict | None = None
+    with proc:
+        for line in proc.stdout:
+            if (m := _DIE.match(line)) is not None:
+                depth, offset = int(m.group(1)), int(m.group(2), 16)
+                while parents and parents[-1][0] >= depth:
+                    parents.pop()
+                current = dies[offset] = {"tag": m.group(3), "children": []}
+                if parents:
+                    dies[parents[-1][1]]["children"].append(offset)
+                parents.append((depth, offset))
+            elif current is not None and (m := _ATTRIBUTE.match(line)) is not None:
+                current[m.group(1)] = m.group(2).strip()
+    variables = {offset: die for offset, die in dies.items()
+                 if die["tag"] == "DW_TAG_variable" and "DW_OP_addr:" in die.get("DW_AT_location", "")}
+    if not variables:
+        return None
+    holds: dict[int, bool] = {}
+
+    def reference(value: str | None) -> int | None:
+        m = re.search(r"<0x([0-9a-f]+)>", value or "")
+        return int(m.group(1), 16) if m else None
+
+    def holds_mutex(offset: int | None) -> bool:
+        if offset is None or offset not in dies:
+            return False
+        if offset not in holds:
+            holds[offset] = False  # a type that refers to itself (a list node) holds no more through that
+            die = dies[offset]
+            name = die.get("DW_AT_name", "").rpartition(": ")[2] or die.get("DW_AT_name", "")
+            holds[offset] = (die["tag"] == "DW_TAG_typedef" and name == _MUTEX_TYPE) \
+                or (die["tag"] != "DW_TAG_pointer_type" and holds_mutex(reference(die.get("DW_AT_type")))) \
+                or (die["tag"] in ("DW_TAG_structure_type", "DW_TAG_union_type", "DW_TAG_class_type")
+                    and any(dies[c]["tag"] in ("DW_TAG_member", "DW_TAG_inheritance")
+                            and holds_mutex(reference(dies[c].get("DW_AT_type"))) for c in die["children"]))
+        return holds[offset]
+
+    described, mutexes = set(), set()
+    for die in variables.values():
+        address = int(re.search(r"DW_OP_addr: ([0-9a-f]+)", die["DW_AT_location"]).group(1), 16)
+        described.add(address)
+        declared = dies.get(reference(die.get("DW_AT_specification")) or reference(die.get("DW_AT_abstract_origin")), {})
+        if holds_mutex(reference(die.get("DW_AT_type") or declared.get("DW_AT_type"))):
+            mutexes.add(address)
+    return VariableTypes(frozenset(described), frozenset(mutexes))
