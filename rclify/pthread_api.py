@@ -1,4 +1,4 @@
-"""The pthread mutex and condition-variable API as rclify treats it: one row per function.
+"""The pthread mutex, condition-variable and rwlock API as rclify treats it: one row per function.
 
 Every list of these names in the pipeline is derived from API (the vocabulary's lock operations,
 discovery's site kinds, the condvar waits, the calls that keep a lock posix, the server
@@ -13,7 +13,8 @@ from dataclasses import dataclass
 @dataclass(frozen=True)
 class Function:
     name: str
-    kind: str  # lock, unlock, trylock, timedlock, init, destroy, wait, signal, repair (robust, ceilings)
+    kind: str  # lock, unlock, trylock, timedlock, init, destroy, wait, signal, repair (robust, ceilings),
+    #            rwlock (an rwlock call: renamed to the runtime's, its regions left hybrid)
     arity: int
     discovered_as: str = ""  # the site kind discovery records (discover.py), "" when it does not
 
@@ -48,6 +49,22 @@ API = (
     Function("pthread_cond_signal", "signal", 1, "cond_signal"),
     Function("pthread_cond_broadcast", "signal", 1, "cond_broadcast"),
     Function("pthread_cond_destroy", "destroy", 1, "cond_destroy"),
+    # reader-writer locks: rcl_rwlock_t, one lock_config.h entry per allocation site like a mutex
+    # (its init takes the entry); its calls are renamed, their sections stay hybrid (docs/transform.md,
+    # "Reader-writer locks").  Discovery records them as rwlock sites (discover/pthread_sites.cocci),
+    # not as the mutex kinds: the vocabulary, the regions and the analysis of where a section runs
+    # know nothing of them.
+    Function("pthread_rwlock_init", "rwlock", 2),
+    Function("pthread_rwlock_rdlock", "rwlock", 1),
+    Function("pthread_rwlock_wrlock", "rwlock", 1),
+    Function("pthread_rwlock_tryrdlock", "rwlock", 1),
+    Function("pthread_rwlock_trywrlock", "rwlock", 1),
+    Function("pthread_rwlock_timedrdlock", "rwlock", 2),
+    Function("pthread_rwlock_timedwrlock", "rwlock", 2),
+    Function("pthread_rwlock_clockrdlock", "rwlock", 3),
+    Function("pthread_rwlock_clockwrlock", "rwlock", 3),
+    Function("pthread_rwlock_unlock", "rwlock", 1),
+    Function("pthread_rwlock_destroy", "rwlock", 1),
 )
 BY_NAME = {f.name: f for f in API}
 
@@ -57,6 +74,7 @@ LOCK_ARITY = {f.name: f.arity for f in API if f.name in LOCK_OPERATIONS and f.ar
 DISCOVERED = {f.name: f.discovered_as for f in API if f.discovered_as}  # discover.py's site kinds
 WAITS = frozenset(f.name for f in API if f.waits) | frozenset(f.runtime for f in API if f.waits)
 KEEP_POSIX = tuple(f.name for f in API if f.kind == "repair")  # kept_posix.py
+RWLOCK = tuple(f.name for f in API if f.kind == "rwlock")  # the rwlock calls (lock_table.py: their inits)
 # a call of the mutex or condvar API in a text (discover.py's safety net, build_flags/'s test of
 # which build compiles the files that lock)
 CALL = re.compile(r"\bpthread_(?:mutex|cond)_\w+\s*\(")

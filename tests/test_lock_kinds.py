@@ -1,7 +1,8 @@
 """Every lock call and lock kind the transform meets is handled or refused out loud:
   * timed locks (pthread_mutex_timedlock / _clocklock, pthread_cond_clockwait) move to their rcl_*
     twins, and each timed lock call is a region refused for `timedlock`;
-  * pthread_rwlock_* / pthread_spin_* calls are counted (summary.not_handled) and listed;
+  * pthread_spin_* calls are counted (summary.not_handled) and listed; pthread_rwlock_* calls go onto
+    the runtime (rcl_rwlock_*, a lock_config.h entry per rwlock), each listed as hybrid (rwlock_calls);
   * a lock pthread_mutex_consistent (or _get/_setprioceiling) is called on stays a pthread mutex
     (locks_kept_posix, regions refused for `lock-kept-posix`), or, when it cannot be kept apart,
     the files that share it are left unchanged (files_left_unchanged);
@@ -94,20 +95,27 @@ def test_timed_lock_calls_move_to_the_runtime(timed):
     assert "pthread_mutex_" not in code_only(text)
 
 
-def test_rwlocks_and_spinlocks_are_counted_and_listed(timed):
+def test_spinlocks_are_counted_and_listed_rwlocks_go_onto_the_runtime(timed):
     tree, report, stdout = timed
-    assert report["summary"]["not_handled"] == {"pthread_rwlock": 4, "pthread_spin": 4}
+    assert report["summary"]["not_handled"] == {"pthread_spin": 4}
     sites = {(s["line"], s["call"]) for s in report["not_handled"]}
-    assert (46, "pthread_rwlock_rdlock") in sites and (120, "pthread_rwlock_wrlock") in sites
     assert (39, "pthread_spin_lock") in sites and (113, "pthread_spin_init") in sites
+    assert not any(s["call"].startswith("pthread_rwlock_") for s in report["not_handled"])
+    # every rwlock call listed, hybrid, with its reason
+    assert report["summary"]["rwlock_calls"] == {"hybrid": 4}
+    rw = {(s["line"], s["call"], s["status"]) for s in report["rwlock_calls"]}
+    assert rw == {(46, "pthread_rwlock_rdlock", "hybrid"), (48, "pthread_rwlock_unlock", "hybrid"),
+                  (120, "pthread_rwlock_wrlock", "hybrid"), (122, "pthread_rwlock_unlock", "hybrid")}
+    assert all(s["reason"] for s in report["rwlock_calls"])
+    assert "rwlocks: 4 pthread_rwlock_* call sites now rcl_rwlock_*" in stdout
     spin = next(s for s in report["not_handled"] if s["line"] == 39)
     assert (spin["api"], spin["function"], spin["lock"], spin["file"]) == ("pthread_spin", "count_event", "&stats_lock", "main.c")
-    assert "not handled (left as pthread calls, no lock_config.h entry): pthread_rwlock_* 4 call sites, " \
-           "pthread_spin_* 4 call sites" in stdout
-    assert "main.c:46 in weight(): pthread_rwlock_rdlock(&config_lock)" in stdout
+    assert "not handled (left as pthread calls, no lock_config.h entry): pthread_spin_* 4 call sites" in stdout
     text = (tree / "main.c").read_text()
-    assert "pthread_rwlock_rdlock(&config_lock)" in text and "pthread_spin_lock(&stats_lock)" in text
-    assert [e.lock_id for e in lock_config.read(tree / "lock_config.h")] == ["main.c:queue_lock"]
+    assert "rcl_rwlock_rdlock(&config_lock)" in text and "pthread_spin_lock(&stats_lock)" in text
+    assert "RCL_RWLOCK_INITIALIZER(RCLIFY_LOCK_main_c_config_lock)" in text
+    assert "pthread_rwlock" not in code_only(text)
+    assert [e.lock_id for e in lock_config.read(tree / "lock_config.h")] == ["main.c:config_lock", "main.c:queue_lock"]
 
 
 def test_timed_calls_in_other_shapes_are_reported(tmp_path):

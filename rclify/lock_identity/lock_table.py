@@ -42,7 +42,7 @@ def _field_initialized(fields: list["LockSite"], source: str, offset: int) -> "L
 def normalize(expr: str) -> str:
     """'&(c->thread->stats.mutex)' -> 'c->thread->stats.mutex'; '&item_locks[i % N]' -> 'item_locks[]'."""
     text = re.sub(r"\s+", "", expr)
-    text = re.sub(r"^\((?:const)?(?:pthread_mutex_t|rcl_mutex_t)\*\)", "", text)  # a cast to the lock type
+    text = re.sub(r"^\((?:const)?(?:pthread_mutex_t|rcl_mutex_t|pthread_rwlock_t|rcl_rwlock_t)\*\)", "", text)  # a cast to the lock type
     changed = True
     while changed:
         before = text
@@ -223,7 +223,8 @@ def build_lock_table(discovery: Discovery, texts: dict[str, str] | None = None,
     # the definition's site when they initialise a defined variable
     helpers = lock_helpers.infer(texts or {})
     pending: dict[str, list[tuple[Site | lock_helpers.CallLock, str]]] = defaultdict(list)
-    for site in [*discovery.of_kind("mutex_init"), *helpers.call_locks()]:
+    rwlock_inits = [s for s in discovery.of_kind("rwlock_api") if s.api == "pthread_rwlock_init"]  # a site each, as a mutex's
+    for site in [*discovery.of_kind("mutex_init"), *rwlock_inits, *helpers.call_locks()]:
         norm = normalize(site.expr)
         base = re.fullmatch(r"([A-Za-z_]\w*)(\[\])?", norm)
         owner = table.variable(base.group(1), site.file, site.function) if base else None

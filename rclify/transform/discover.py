@@ -139,7 +139,7 @@ def _site(rec: dict, texts: dict[str, str], storage: dict[str, str] | None = Non
                 return None
             kind = "static_cond"
         else:
-            kind = "static_mutex" if re.search(r"\bPTHREAD_\w*MUTEX_INITIALIZER\w*", init) else "mutex_var"
+            kind = "static_mutex" if re.search(r"\bPTHREAD_\w*(MUTEX|RWLOCK)_INITIALIZER\w*", init) else "mutex_var"
         static, alone = _declaration(texts, rec, storage)
         return Site(kind, rec["file"], rec["line"], rec["column"], rec["function"], rec["name"],
                     scope="function" if rec["function"] else "file", array=bool(rec.get("array")), api=rec["type"],

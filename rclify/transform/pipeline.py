@@ -42,7 +42,7 @@ from rclify.transform import build_flags, call_sites, exclusions, header_section
 from rclify.transform.analyse import Analysis, analyse, complete_call_graph, regions_of
 from rclify.ctext.languages import is_cxx
 from rclify.transform.cxx import cxx_regions
-from rclify.lock_identity.discovered_sites import NOT_HANDLED, Discovery
+from rclify.lock_identity.discovered_sites import NOT_HANDLED, RWLOCK_CALLS, RWLOCK_HYBRID, Discovery
 from rclify.transform.discover import discover
 from rclify.ctext.includes import IncludeGraph
 from rclify.transform.kept_posix import KeptPosix, find_kept_posix
@@ -287,6 +287,9 @@ def _record_discovery(discovery: Discovery, outcome: Outcome, progress: Progress
     outcome.not_handled = [{"api": NOT_HANDLED[s.kind], "call": s.api, "file": s.file, "line": s.line,
                             "function": s.function, "lock": s.expr, "text": f"{s.api}({', '.join(s.args)})"}
                            for s in discovery.of_kind(*NOT_HANDLED)]
+    outcome.rwlock_calls = [{"call": s.api, "file": s.file, "line": s.line, "function": s.function, "lock": s.expr,
+                             "text": f"{s.api}({', '.join(s.args)})", "status": "hybrid", "reason": RWLOCK_HYBRID}
+                            for s in discovery.of_kind(RWLOCK_CALLS)]
     progress(f"discovered {len(discovery.sites)} lock sites ({outcome.timings['spatch_discover_s']:.1f}s)")
 
 

@@ -31,7 +31,8 @@ class Outcome:
     api_notes: list[str] = field(default_factory=list)
     # calls of lock helpers whose own entry does not reach their lock (lock_helpers.wrap_calls)
     helper_calls_unwrapped: list[str] = field(default_factory=list)
-    not_handled: list[dict] = field(default_factory=list)  # pthread_rwlock_* / pthread_spin_* call sites
+    not_handled: list[dict] = field(default_factory=list)  # pthread_spin_* call sites
+    rwlock_calls: list[dict] = field(default_factory=list)  # pthread_rwlock_* call sites: hybrid, and why
     # changed files that did not compile before the transform either (with the flags found): the
     # compile check could only look for new errors -> the original's first error
     unverified: dict[str, str] = field(default_factory=dict)
@@ -62,6 +63,7 @@ class Outcome:
             "parse_failures": len(self.failures),
             "files_left_unchanged": len(self.unchanged),
             "not_handled": {api: sum(s["api"] == api for s in self.not_handled) for api in NOT_HANDLED.values()},
+            "rwlock_calls": {"hybrid": len(self.rwlock_calls)},
             "locks_kept_posix": sum(k["kind"] == "mutex" for k in self.kept_posix),
         }
 
@@ -86,6 +88,7 @@ def report_json(outcome: Outcome) -> dict:
         "helper_calls_unwrapped": outcome.helper_calls_unwrapped,
         "unverified_files": outcome.unverified,
         "not_handled": outcome.not_handled,
+        "rwlock_calls": outcome.rwlock_calls,
         "locks_kept_posix": outcome.kept_posix,
         "section_overrides_unused": outcome.unused_overrides,
         "timings": outcome.timings,

@@ -41,6 +41,7 @@ from rclify.lock_identity.lock_helpers import wrap_calls
 from rclify.lock_identity.lock_table import LockSite, LockTable
 from rclify.lock_config import macro_suffix
 from rclify.paths import SEMANTIC_PATCHES_DIR
+from rclify.pthread_api import RWLOCK
 from rclify.templates import templates
 
 API_DIR = SEMANTIC_PATCHES_DIR / "api"
@@ -55,9 +56,9 @@ API_DIR = SEMANTIC_PATCHES_DIR / "api"
 # faster than a search for a pattern that opens with \b.
 STEPS = [
     (("zero_init.cocci",), None),  # the files where the lock table gives a zero-initialised definition an initializer
-    (("initializers.cocci", "types.cocci"), [(re.compile(r"\bPTHREAD_\w*(MUTEX|COND)_INITIALIZER"), "PTHREAD_"),
-                                            (re.compile(r"\bpthread_(mutex|cond)_t\b"), "pthread_")]),
-    (("calls.cocci",), [(re.compile(r"\bpthread_(mutex|cond|mutexattr)_\w+\s*\("), "pthread_")]),
+    (("initializers.cocci", "types.cocci"), [(re.compile(r"\bPTHREAD_\w*(MUTEX|COND|RWLOCK)_INITIALIZER"), "PTHREAD_"),
+                                            (re.compile(r"\bpthread_(mutex|cond|rwlock)_t\b"), "pthread_")]),
+    (("calls.cocci",), [(re.compile(r"\bpthread_(mutex|cond|mutexattr|rwlock)_\w+\s*\("), "pthread_")]),
 ]
 
 # the pthread names the text pass replaces, each a whole word: name -> replacement
@@ -68,13 +69,16 @@ _DEFINE_TOKENS = {
     "PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP": "RCL_RECURSIVE_MUTEX_INITIALIZER(RCL_CONFIG_DEFAULT)",
     "PTHREAD_ERRORCHECK_MUTEX_INITIALIZER_NP": "RCL_ERRORCHECK_MUTEX_INITIALIZER(RCL_CONFIG_DEFAULT)",
     "PTHREAD_COND_INITIALIZER": "RCL_COND_INITIALIZER",
+    "pthread_rwlock_t": "rcl_rwlock_t",
+    "PTHREAD_RWLOCK_INITIALIZER": "RCL_RWLOCK_INITIALIZER(RCL_CONFIG_DEFAULT)",
     **{f"pthread_{op}": f"rcl_{op}" for op in (
         "mutex_lock", "mutex_unlock", "mutex_trylock", "mutex_timedlock", "mutex_clocklock", "mutex_destroy",
         "cond_wait", "cond_timedwait", "cond_clockwait", "cond_signal", "cond_broadcast", "cond_init",
         "cond_destroy")},
+    **{f: "rcl_" + f[len("pthread_"):] for f in RWLOCK if f != "pthread_rwlock_init"},
 }
 _PTHREAD_WORD = re.compile(r"\b(?:pthread|PTHREAD)_\w*")  # one scan: the words above are among these
-_DEFINE_INIT = re.compile(r"\bpthread_mutex_init\s*\(")
+_DEFINE_INIT = re.compile(r"\bpthread_(mutex|rwlock)_init\s*\(")
 _PTHREAD_INCLUDE = re.compile(r"^[ \t]*#[ \t]*include[ \t]*<pthread\.h>.*$", re.M)
 _ANY_INCLUDE = re.compile(r"^[ \t]*#[ \t]*include\b.*$", re.M)
 
@@ -214,7 +218,7 @@ def rewrite_leftovers(text: str, file: str = "") -> tuple[str, list[str]]:
                 break
             j += 1
         if j < len(code):
-            edits.append((m.start(), m.end(), "rcl_mutex_init(", "pthread_mutex_init"))
+            edits.append((m.start(), m.end(), f"rcl_{m.group(1)}_init(", f"pthread_{m.group(1)}_init"))
             edits.append((j, j, ", NULL", ""))
     # `#if defined(PTHREAD_MUTEX_INITIALIZER)` asks whether pthread.h defines it: still true, left alone
     edits = [e for e in edits if not _in_conditional_directive(code, e[0])]

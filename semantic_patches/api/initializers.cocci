@@ -3,6 +3,7 @@
 ///   PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP   -> RCL_RECURSIVE_MUTEX_INITIALIZER(RCLIFY_LOCK_<id>)
 ///   PTHREAD_ERRORCHECK_MUTEX_INITIALIZER_NP  -> RCL_ERRORCHECK_MUTEX_INITIALIZER(RCLIFY_LOCK_<id>)
 ///   PTHREAD_COND_INITIALIZER                 -> RCL_COND_INITIALIZER
+///   PTHREAD_RWLOCK_INITIALIZER               -> RCL_RWLOCK_INITIALIZER(RCLIFY_LOCK_<id>)
 /// <id> is the lock id of the definition the initializer belongs to (rclify/lock_identity/lock_table.py), read
 /// from the JSON file named by $RCLIFY_LOCK_SITES.  An initializer that belongs to no known
 /// definition (a struct initializer, a compound literal) gets RCL_CONFIG_DEFAULT and is reported.
@@ -28,6 +29,7 @@ RCL_NAME = {
     "PTHREAD_MUTEX_INITIALIZER": "RCL_MUTEX_INITIALIZER",
     "PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP": "RCL_RECURSIVE_MUTEX_INITIALIZER",
     "PTHREAD_ERRORCHECK_MUTEX_INITIALIZER_NP": "RCL_ERRORCHECK_MUTEX_INITIALIZER",
+    "PTHREAD_RWLOCK_INITIALIZER": "RCL_RWLOCK_INITIALIZER",
 }
 
 @script:python depends on json@
@@ -35,7 +37,7 @@ RCL_NAME = {
 rclify_smpl.set_mode("json")
 
 @mutex_init_value@
-identifier I =~ "^PTHREAD_(RECURSIVE_|ERRORCHECK_|ADAPTIVE_)?MUTEX_INITIALIZER(_NP)?$";
+identifier I =~ "^PTHREAD_((RECURSIVE_|ERRORCHECK_|ADAPTIVE_)?MUTEX_INITIALIZER(_NP)?|RWLOCK_INITIALIZER)$";
 position p;
 @@
 I@p

@@ -1,7 +1,8 @@
 /// Retypes pthread mutexes and condition variables onto the rclify runtime:
-/// pthread_mutex_t -> rcl_mutex_t, pthread_cond_t -> rcl_cond_t wherever the type is written
+/// pthread_mutex_t -> rcl_mutex_t, pthread_cond_t -> rcl_cond_t, pthread_rwlock_t -> rcl_rwlock_t
+/// wherever the type is written
 /// (definitions, struct fields, parameters, pointers, casts, sizeof, typedefs).
-/// pthread_mutexattr_t and pthread_condattr_t stay: rcl_mutex_init/rcl_cond_init take them.
+/// pthread_mutexattr_t, pthread_condattr_t and pthread_rwlockattr_t stay: the inits take them.
 //
 // Confidence: High
 // Options: --no-includes --in-place (rclify works on copies); PYTHONPATH=semantic_patches/lib:. ;
@@ -28,6 +29,12 @@ typedef pthread_mutex_t, rcl_mutex_t;
 @@
 - pthread_mutex_t
 + rcl_mutex_t
+
+@rwlock_type depends on patch@
+typedef pthread_rwlock_t, rcl_rwlock_t;
+@@
+- pthread_rwlock_t
++ rcl_rwlock_t
 
 @cond_type depends on patch@
 typedef pthread_cond_t, rcl_cond_t;

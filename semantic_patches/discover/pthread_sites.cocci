@@ -3,7 +3,8 @@
 /// `(void)pthread_mutex_unlock(&m);`, `{pthread_mutex_lock(&(t->locks[i]));}`, macro bodies),
 /// init/destroy, cond_* calls, other pthread_mutex_*/pthread_mutexattr_* calls, mutex and cond
 /// definitions (statically initialised or not, file or function scope, arrays) and struct fields;
-/// pthread_rwlock_* and pthread_spin_* calls, which rclify does not handle, so that they are reported.
+/// pthread_rwlock_* calls and definitions (rwlocks go onto the runtime's rcl_rwlock_t, their sections
+/// stay hybrid) and pthread_spin_* calls, which rclify does not handle, so that they are reported.
 /// Lock macros and wrapper functions are not this patch's business: rclify/transform/vocabulary.py
 /// infers them (once, with libclang) and rclify/transform/regions.py reads their uses.
 //
@@ -40,7 +41,8 @@ name, args, _ = rclify_smpl.call_at(p[0].file, int(p[0].line), int(p[0].column))
 rclify_smpl.emit("call", p[0], name=fn, args=args, function=rclify_smpl.function_of(p[0]),
                  text=fn + "(" + ", ".join(args) + ")")
 
-// ---- rwlocks and spinlocks: rclify does not handle them; counted and listed in the report ----
+// ---- rwlocks (rwlock_api sites: retyped and renamed, their inits given a lock_config.h entry) and
+// spinlocks (not handled: counted and listed in the report) ----
 
 @other_lock_call@
 identifier fn =~ "^pthread_(rwlock|spin)_[a-z_]+$";
@@ -107,6 +109,36 @@ I << cond_def.I;
 element = p[0].current_element
 rclify_smpl.emit("definition", p[0], type="pthread_cond_t", name=x,
                  function="" if element in (x, "something_else") else element, init=str(I), array=False,
+                 text=x)
+
+@rwlock_def@
+identifier x;
+position p;
+initializer I;
+expression n;
+@@
+(
+pthread_rwlock_t x@p;
+|
+pthread_rwlock_t x@p = I;
+|
+pthread_rwlock_t x@p[n];
+|
+pthread_rwlock_t x@p[n] = I;
+|
+pthread_rwlock_t x@p[] = I;
+)
+
+@script:python@
+x << rwlock_def.x;
+p << rwlock_def.p;
+I << rwlock_def.I = "";
+n << rwlock_def.n = "";
+@@
+element = p[0].current_element
+rclify_smpl.emit("definition", p[0], type="pthread_rwlock_t", name=x,
+                 function="" if element in (x, "something_else") else element,
+                 init=str(I), array=bool(str(n)) or "[" in rclify_smpl.lines(p[0].file)[int(p[0].line) - 1][int(p[0].column):].split("=")[0],
                  text=x)
 
 // ---- struct fields ----------------------------------------------------------------------------
