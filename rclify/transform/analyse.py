@@ -26,6 +26,7 @@ from rclify.ctext.cparse import ParsedFile
 from rclify.ctext.cursors import top_level
 from rclify.ctext.tokens import any_of, code_only
 from rclify.errors import ParseError
+from rclify.transform.ops_tables import read_tables
 from rclify.transform.header_sections import header_views, includes_locking_header
 from rclify.ctext.includes import IncludeGraph
 from rclify.transform.region_bounds import find_regions
@@ -108,12 +109,14 @@ def analyse(root: Path, files: list[Path], flags_for: Callable[[Path], list[str]
         for path in todo:  # every file's macros before any file's wrappers
             if path in result.parsed:
                 add_macros(result.parsed[path], source, result.vocab)
+                read_tables(result.parsed[path], source, result.vocab.tables)  # `OPS.acquire(l)`
+        result.vocab.resolve()  # `#define OPS mr_ptmutex_ops` names a table that holds a lock function
         known = -1
         while known != len(result.vocab.wrappers):  # a wrapper over one found in a later file
             known = len(result.vocab.wrappers)      # (libuv's before_fork over uv_mutex_lock)
             for parsed in result.parsed.values():
                 add_wrappers(parsed, source, result.vocab)
-        names = set(result.vocab.macros) | set(result.vocab.wrappers)
+        names = set(result.vocab.macros) | set(result.vocab.wrappers) | result.vocab.locking_tables()
         using = tree.naming(_naming(names), _used_in_a_body(names))  # or their headers' functions
         todo = [f for f in candidates if f not in result.parsed and f in using]
     # sorted: files parsed in parallel share the stub directory, so which of them finds a header

@@ -4,7 +4,9 @@ The sites are the union of
   - discovery's (spatch: direct pthread_mutex_lock/unlock/trylock calls, in #define bodies too);
   - the analysis's (libclang): every call to those functions and to the tree's lock wrappers in
     the functions of the analysed files and headers, a call reached through a macro counted at
-    the macro's invocation (`LOCK(m);`, `WITH_LOCK(m, x++);` is a lock and an unlock);
+    the macro's invocation (`LOCK(m);`, `WITH_LOCK(m, x++);` is a lock and an unlock), and every
+    call through a function pointer that may call one of them (pointer_call_sites: a field of an
+    operations table that holds one, or a pointer of the type of a lock function some table holds);
 merged per (file, line, kind).  Each site is part of a region (the innermost whose statements
 hold it: extracted or hybrid, as the region ends up) or left alone for one of LEFT_ALONE's
 reasons, so that the report's counts add up to the sites found.
@@ -15,7 +17,7 @@ from dataclasses import dataclass
 import clang.cindex as ci
 
 from rclify.ctext.cparse import ParsedFile
-from rclify.ctext.cursors import preorder, top_level
+from rclify.ctext.cursors import child_nodes, preorder, top_level
 from rclify.ctext.preprocessor import define_around
 from rclify.lock_identity.discovered_sites import Site
 from rclify.transform.region_records import RegionRecord
@@ -38,6 +40,9 @@ LEFT_ALONE = {
                             "or in code libclang could not parse",
     "not-analysed": "in a file the analysis does not read (a header no analysed C file includes)",
     "excluded": "in a file the transform leaves alone: vendored, or named by --exclude (exclusions.py)",
+    "through-pointer": "a call through a function pointer that may call a lock function (via: the pointer and "
+                       "the function): read as a lock statement only through a field of a const operations table "
+                       "defined once, whose initialiser names the function (ops_tables.py)",
 }
 
 
@@ -51,6 +56,7 @@ class CallSite:
     offset: int = -1  # in the file (libclang); -1 when only spatch saw it
     region: int | None = None  # index of its region in Outcome.regions
     left_alone: str = ""  # a LEFT_ALONE key
+    through: str = ""  # a call through a pointer: "table" (a const table's field, read), "pointer" (not read)
 
     def record(self, regions: list[RegionRecord]) -> dict:
         out = {"file": self.file, "line": self.line, "kind": self.kind, "via": self.via, "function": self.function}
@@ -64,14 +70,19 @@ def analysed_sites(parsed: ParsedFile, rel: str, vocab: Vocabulary) -> list[Call
     """The lock/unlock/trylock calls in the functions of one analysed file (or header view)."""
     vocab = vocab.for_file(parsed)
     names = set(PTHREAD_OPS) | {w for w, wrapper in vocab.wrappers.items() if wrapper.kind in KINDS}
-    needles = [n.encode() for n in (names | set(vocab.macros))]
+    pointers = _LockPointers(vocab, names)
+    needles = [n.encode() for n in (names | set(vocab.macros) | pointers.words)]
     sites = []
     for fn in top_level(parsed.tu).functions_in(parsed.path):
         text = parsed.data[fn.extent.start.offset : fn.extent.end.offset]
         if not any(n in text for n in needles):
             continue
         for node in preorder(fn):
-            if node.kind != K.CALL_EXPR or node.spelling not in names:
+            if node.kind != K.CALL_EXPR:
+                continue
+            if node.spelling not in names or _through_pointer(node):
+                if pointers.words and (site := pointers.site(node, rel, fn)) is not None:
+                    sites.append(site)
                 continue
             wrapper = vocab.wrappers.get(node.spelling)
             kind = wrapper.kind if wrapper is not None else PTHREAD_OPS[node.spelling]
@@ -80,6 +91,73 @@ def analysed_sites(parsed: ParsedFile, rel: str, vocab: Vocabulary) -> list[Call
             via = node.spelling if wrapper is not None else ("" if written == node.spelling else written)
             sites.append(CallSite(rel, node.location.line, kind, via, fn.spelling, at))
     return sites
+
+
+class _LockPointers:
+    """What calls through pointers may call a lock function: a field of an operations table
+    (ops_tables.py) whose initialiser names one, or failing that any pointer of the type of a lock
+    function some table holds (a call through a pointer of another type is undefined behaviour)."""
+
+    def __init__(self, vocab: Vocabulary, names: set[str]):
+        self.vocab = vocab
+        self.kinds = {name: vocab.wrappers[name].kind if name in vocab.wrappers else PTHREAD_OPS[name]
+                      for name in names}
+        self.types: dict[str, str] = {}  # a lock function's type -> the function (the first named)
+        self.words: set[str] = set()  # what a function's text names where it may call one so
+        for table in vocab.tables.values():
+            for path, function in table.fields.items():
+                if function in self.kinds:
+                    self.types.setdefault(table.types[path], function)
+                    self.words |= {table.name, path.split(".")[-1]}
+
+    def site(self, call: ci.Cursor, rel: str, fn: ci.Cursor) -> CallSite | None:
+        callee = _callee(call)
+        path = []
+        node = callee
+        while node is not None and node.kind == K.MEMBER_REF_EXPR:
+            path.append(node.spelling)
+            kids = [k for k in child_nodes(node) if k.kind.is_expression()]
+            node = _looked_through(kids[0]) if kids else None
+        table = self.vocab.tables.get(node.spelling) if node is not None and node.kind == K.DECL_REF_EXPR \
+            and path else None
+        at = call.extent.start.offset
+        if table is not None and ".".join(reversed(path)) in table.fields:
+            field = ".".join(reversed(path))
+            function = table.fields[field]
+            if function not in self.kinds:
+                return None  # a table's other function (`OPS.alloc()`)
+            return CallSite(rel, call.location.line, self.kinds[function], f"{table.name}.{field} ({function})",
+                            fn.spelling, at, through="table" if table.resolvable else "pointer")
+        pointee = callee.type.get_canonical()
+        pointee = pointee.get_pointee().get_canonical() if pointee.kind == ci.TypeKind.POINTER else pointee
+        function = self.types.get(pointee.spelling)
+        if function is None:
+            return None
+        shown = callee.spelling or "a pointer"
+        return CallSite(rel, call.location.line, self.kinds[function], f"{shown} (may call {function})",
+                        fn.spelling, at, through="pointer")
+
+
+def _callee(call: ci.Cursor) -> ci.Cursor:
+    kids = child_nodes(call)
+    return _looked_through(kids[0]) if kids else call
+
+
+def _looked_through(expr: ci.Cursor) -> ci.Cursor:
+    while expr.kind in (K.UNEXPOSED_EXPR, K.PAREN_EXPR) or (
+            expr.kind == K.UNARY_OPERATOR and expr.type.get_canonical().kind in (ci.TypeKind.FUNCTIONPROTO,
+                                                                                ci.TypeKind.FUNCTIONNOPROTO)):
+        kids = [k for k in child_nodes(expr) if k.kind.is_expression()]
+        if len(kids) != 1:
+            break
+        expr = kids[0]
+    return expr
+
+
+def _through_pointer(call: ci.Cursor) -> bool:
+    """Is call made through a pointer (its callee no function's name)?"""
+    target = call.referenced
+    return target is None or target.kind != K.FUNCTION_DECL
 
 
 def _identifier_at(data: bytes, at: int) -> str:
@@ -120,8 +198,10 @@ def attribute(sites: list[CallSite], regions: dict[str, list[Region]], index: di
                 continue
             holding = [r for r in regions.get(site.file, []) if r.start <= site.offset < max(r.end, r.lock_end)
                        and r.function.spelling == site.function and id(r) in index]
-            if holding:
+            if holding and site.through != "pointer":
                 site.region = index[id(min(holding, key=lambda r: r.end - r.start))]
+            elif site.through == "pointer":
+                site.left_alone = "through-pointer"
             else:
                 site.left_alone = "unlock-outside-region" if site.kind == "unlock" else "not-a-lock-statement"
             continue

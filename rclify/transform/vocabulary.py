@@ -16,8 +16,10 @@ import clang.cindex as ci
 
 from rclify import pthread_api
 from rclify.ctext.cparse import ParsedFile
+from rclify.ctext.cursors import preorder
 from rclify.ctext.unit_macros import unit_macros
 from rclify.ctext.tokens import any_of, tokenize
+from rclify.transform.ops_tables import OpsTable
 
 # a lock with a deadline (timedlock: it may fail with ETIMEDOUT) is never extracted, see region_bounds.py
 PTHREAD_OPS = pthread_api.LOCK_OPERATIONS
@@ -133,7 +135,11 @@ class Vocabulary:
     # different mutexes; unbound's LOCKRET), which each unit reads with its own (for_file)
     sites: dict[str, dict[tuple[str, int], Definition]] = field(default_factory=dict)
     ambiguous: set[str] = field(default_factory=set)
+    # file-scope struct variables whose initialiser stores functions (ops_tables.py), by name: a
+    # call through a field of a const one is a call of the function its initialiser names
+    tables: dict[str, OpsTable] = field(default_factory=dict)
     _views: dict = field(default_factory=dict, repr=False, compare=False)  # for_file's, by what it chose
+    _locking_tables: tuple = field(default=((), frozenset()), repr=False, compare=False)  # names()'s memo
 
     def for_file(self, parsed: ParsedFile, function: ci.Cursor | None = None) -> "Vocabulary":
         """The vocabulary as the file's translation unit sees it where function starts (default:
@@ -146,15 +152,37 @@ class Vocabulary:
         or one in a branch this unit does not compile, changes nothing here."""
         listed = unit_macros(parsed.tu)
         ambiguous = [name for name in sorted(self.ambiguous) if listed.defines(name)]
-        if not ambiguous:
+        hidden = self._tables_hidden(parsed, function)
+        if not ambiguous and not hidden:
             return self
         limit = listed.point(parsed.path, function.extent.start.offset) if function is not None else None
         chosen = {name: site for name in ambiguous
                   if (site := listed.in_force(name, limit)) is not None and site in self.sites.get(name, {})}
-        key = (tuple(chosen.items()), len(self.macros), len(self.wrappers), len(self.pending))
+        key = (tuple(chosen.items()), hidden, len(self.macros), len(self.wrappers), len(self.pending))
         if key not in self._views:
-            self._views[key] = self._with_definitions(chosen)
+            view = self._with_definitions(chosen) if chosen else replace(self, _views={})
+            if hidden:
+                view.tables = {name: replace(t, conflicting=True) if name in hidden else t
+                               for name, t in self.tables.items()}
+            self._views[key] = view
         return self._views[key]
+
+    def _tables_hidden(self, parsed: ParsedFile, function: ci.Cursor | None) -> tuple[str, ...]:
+        """The const tables that a name in this unit (or function) does not denote: a static one
+        defined in another C file, or one whose name the function declares again (a local or
+        parameter of that name)."""
+        tables = [t for t in self.tables.values() if t.resolvable and t.name in self.locking_tables()]
+        if not tables:
+            return ()
+        hidden = {t.name for t in tables if t.static_in and t.static_in != str(parsed.path)
+                  and not t.static_in.endswith(".h")}
+        if function is not None:
+            text = parsed.data[function.extent.start.offset : function.extent.end.offset]
+            named = {t.name for t in tables if t.name not in hidden and re.search(rf"\b{t.name}\b".encode(), text)}
+            if named:
+                hidden |= {n.spelling for n in preorder(function)
+                           if n.kind in (ci.CursorKind.VAR_DECL, ci.CursorKind.PARM_DECL) and n.spelling in named}
+        return tuple(sorted(hidden))
 
     def _with_definitions(self, chosen: dict[str, tuple[str, int]]) -> "Vocabulary":
         """This vocabulary with each name of chosen defined only by its definition at that site:
@@ -165,9 +193,10 @@ class Vocabulary:
             macros.pop(name, None)
             pending[name] = [self.sites[name][site]]
         changed = True
+        tables = self.locking_tables()
         while changed:
             changed = False
-            names = set(PTHREAD_OPS) | set(macros) | set(self.wrappers)
+            names = set(PTHREAD_OPS) | set(macros) | set(self.wrappers) | tables
             for name in chosen:
                 if name in pending and pending[name][0][2] & names:
                     params, body, _, conditions, site = pending.pop(name)[0]
@@ -176,7 +205,18 @@ class Vocabulary:
         return replace(self, macros=macros, pending=pending, _views={})
 
     def names(self) -> set[str]:
-        return set(PTHREAD_OPS) | set(self.macros) | set(self.wrappers)
+        """The lock operations' names: pthread's, the lock macros and wrappers, and the tables
+        that hold a lock function in a field (an alias `#define OPS mr_ptmutex_ops` is a lock
+        macro through them; whether a call through one is read is the table's: OpsTable)."""
+        known = set(PTHREAD_OPS) | set(self.macros) | set(self.wrappers)
+        return known | self.locking_tables(known)
+
+    def locking_tables(self, known: set[str] | None = None) -> frozenset[str]:
+        key = (len(self.wrappers), len(self.tables))
+        if self._locking_tables[0] != key:
+            functions = set(PTHREAD_OPS) | set(self.wrappers) if known is None else known
+            self._locking_tables = (key, frozenset(t.name for t in self.tables.values() if t.holds_any(functions)))
+        return self._locking_tables[1]
 
     def naming(self) -> "re.Pattern[bytes]":
         """A pattern that finds one of names() as a word in a file's bytes: a statement that

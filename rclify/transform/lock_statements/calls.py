@@ -44,6 +44,8 @@ def classify(text: str, vocab: Vocabulary, depth: int = 0) -> LockOp | None:
     if (expansion := _pass_through(tokens, text, vocab)) is not None:
         op = classify(expansion, vocab, depth + 1)  # `W(pthread_mutex_lock(l))`, `#define W(f) f`
         return replace(op, mutex=pretty(op.mutex)) if op is not None else None
+    if (call := _through_table(tokens, text, vocab)) is not None:
+        return _table_op(call, vocab, depth)  # `OPS.acquire(l)`: the function its table holds
     if first == "if" and len(tokens) > 3 and tokens[1].text == "(":
         return classify_checked(tokens, text, vocab, depth, classify)
     if first == "assert" and len(tokens) > 3 and tokens[1].text == "(" and matching_bracket(tokens, 1) == len(tokens) - 1:
@@ -99,6 +101,57 @@ def _pass_through(tokens: list[Token], text: str, vocab: Vocabulary) -> str | No
     if not identifiers_used(" ".join(args)) & vocab.names():
         return None
     return substitute(body, params, args)
+
+
+def _through_table(tokens: list[Token], text: str, vocab: Vocabulary) -> tuple[str, str, str] | None:
+    """(table, field, arguments) of `T.field(args)` (a nested field `T.a.b(args)`) with T an
+    operations table of the tree, written directly or through object-like macros (`OPS.acquire(l)`
+    under `#define OPS mr_ptmutex_ops`); None for any other statement."""
+    if tokens[0].kind != "ident" or len(tokens) < 6 or tokens[1].text != ".":
+        return None
+    head = tokens[0].text
+    for _ in range(MAX_EXPANSION_DEPTH):  # object-like aliases of the table's name
+        macro = vocab.macros.get(head)
+        if macro is None or macro.params:
+            break
+        body = [t for t in tokenize(macro.body) if t.text not in ("(", ")")]
+        if len(body) != 1 or body[0].kind != "ident":
+            return None
+        head = body[0].text
+    if head not in vocab.tables:
+        return None
+    path, i = [], 1
+    while i + 1 < len(tokens) and tokens[i].text == "." and tokens[i + 1].kind == "ident":
+        path.append(tokens[i + 1].text)
+        i += 2
+    if i >= len(tokens) or tokens[i].text != "(" or matching_bracket(tokens, i) != len(tokens) - 1:
+        return None
+    return head, ".".join(path), text[tokens[i].end : tokens[-1].start]
+
+
+def _table_op(call: tuple[str, str, str], vocab: Vocabulary, depth: int) -> LockOp | None:
+    """A call through a field of a const operations table read as the call of the function its
+    initialiser names (C allows no other store into the table); None when the table is not
+    const, is defined differently in two places, or the function is no lock operation.  A lock
+    wrapper reached so is read as the mutex it locks (its accessor may be static in the table's
+    file, out of reach of the caller's): only a wrapper whose mutex is an expression of its
+    arguments, with no work or checks of its own, is."""
+    name, path, args = call
+    table = vocab.tables[name]
+    function = table.fields.get(path)
+    if not table.resolvable or function is None or function not in vocab.names():
+        return None
+    op = classify(f"{function}({args})", vocab, depth + 1)
+    if op is None:
+        return None
+    via = f"{name}.{path}"
+    if op.wrapper is None:
+        return replace(op, via=via)
+    chain = op.wrapper.chain()
+    if any(w.work or w.checks or w.returns_mutex for w in chain) or op.wrapper_expr is None \
+            or not identifiers_used(op.wrapper.identity or op.wrapper.expr) <= set(op.wrapper.params):
+        return None
+    return LockOp(op.kind, op.wrapper_expr, op.key, via=via)
 
 
 def lock_calls(text: str, vocab: Vocabulary, depth: int = 0) -> list[LockOp]:
@@ -177,7 +230,9 @@ def _classify_call(tokens: list[Token], text: str, vocab: Vocabulary, depth: int
         return LockOp(PTHREAD_OPS[name], args[0], normalize(args[0]))
     if macro is not None:
         return _expanded(macro, args, vocab, depth)
-    wrapper = vocab.wrappers[name]
+    wrapper = vocab.wrappers.get(name)
+    if wrapper is None:
+        return None  # an operations table's name: _through_table
     expr = substitute(wrapper.identity or wrapper.expr, wrapper.params, args)
     if expr is None:
         return None
