@@ -140,6 +140,16 @@ def test_regions_skip_statements_expanded_from_a_macro(tmp_path):
         assert v.count("BODY(1)\n") == 1 and "#define BODY(n) int f##n (int x) { x += n; x *= 2; return x; }\n" in v, v
 
 
+def test_regions_keep_extension_with_its_declaration(tmp_path):
+    # libclang's extent of `__extension__ union {...} u = ...;` starts after __extension__
+    source = ("double f (double x) {\n  __extension__ union { double d; int i[2]; } u = { .d = x };\n"
+              "  return u.d;\n}\n")
+    variants = _inserted(tmp_path, source)
+    assert any("fz_m0" in v for v in variants)
+    for v in variants:
+        assert "__extension__ pthread" not in v and "__extension__ if" not in v and "__extension__ FZ" not in v, v
+
+
 def test_regions_refuse_a_file_libclang_cannot_parse(tmp_path):
     path = tmp_path / "t.c"
     path.write_text("int main (void) { int nested (int x) { return x; } return nested (0); }\n")

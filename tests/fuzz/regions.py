@@ -64,6 +64,16 @@ def _stmt_end(data: bytes, end: int) -> int:
     return i + 1 if data[i:i + 1] == b";" else end
 
 
+def _stmt_start(data: bytes, start: int) -> int:
+    """The offset of a statement whose extent starts at start: a leading `__extension__` (which
+    libclang leaves out of a declaration's extent) included."""
+    i = start
+    while i > 0 and data[i - 1:i] in (b" ", b"\t", b"\n"):
+        i -= 1
+    word = b"__extension__"
+    return i - len(word) if data[max(0, i - len(word)):i] == word else start
+
+
 def _walk(cur: ci.Cursor, loops: list[ci.Cursor], out: dict, parent: ci.Cursor | None = None) -> None:
     """Collects blocks, jumps with their target loop, labels and gotos of one function body."""
     kind = cur.kind
@@ -143,7 +153,7 @@ def insert_locks(path: Path, rng: random.Random, parse_args: list[str], prelude:
             for _ in range(2):
                 i = rng.randrange(len(stmts))
                 j = min(len(stmts) - 1, i + rng.choice((0, 0, 1, 2, 3, 5, 8)))
-                start = stmts[i].extent.start.offset
+                start = _stmt_start(data, stmts[i].extent.start.offset)
                 end = _stmt_end(data, stmts[j].extent.end.offset)
                 if any(not (r.end <= start or end <= r.start or (r.start <= start and end <= r.end)
                             or (start <= r.start and r.end <= end)) for r in mine):
