@@ -22,6 +22,8 @@ from rclify.ctext.tokens import skip_to_semicolon
 from rclify.errors import ParseError, ToolMissingError
 
 _CLANG_HEADERS = Path(__file__).resolve().parent / "clang_headers"
+_GCC_WARNINGS_NOT_ERRORS = ["-Wno-error=implicit-function-declaration", "-Wno-error=implicit-int",
+                            "-Wno-error=int-conversion", "-Wno-error=incompatible-function-pointer-types"]
 _MISSING = re.compile(r"'([^']+)' file not found")
 
 
@@ -83,7 +85,9 @@ def parse(path: Path, flags: list[str], stub_dir: Path | None = None, cxx: bool 
     data = path.read_bytes() if data is None else data
     own_stubs = stub_dir is None
     stub_root = Path(tempfile.mkdtemp(prefix="rclify-stubs-")) if own_stubs else stub_dir
-    language = ["-x", "c++"] if cxx else ["-x", "c", "-std=gnu11"]
+    # C as gcc takes it: what clang 16+ made errors (an undeclared function, implicit int, int from
+    # a pointer) gcc 12 only warns about, and a tree that builds with gcc has them (old C)
+    language = ["-x", "c++"] if cxx else ["-x", "c", "-std=gnu11", *_GCC_WARNINGS_NOT_ERRORS]
     # rclify's own <stdatomic.h> first (clang_headers/: gcc's is written for gcc only), then gcc's
     args = [*language, "-ferror-limit=0", *([] if cxx else ["-isystem", str(_CLANG_HEADERS)]),
             "-isystem", _gcc_include_dir(),
