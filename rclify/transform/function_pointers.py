@@ -25,6 +25,7 @@ import clang.cindex as ci
 
 from rclify.ctext import cursor_lists
 from rclify.ctext.cparse import ParsedFile
+from rclify.ctext.initializers import fields_initialised
 from rclify.ctext.cursors import child_nodes, hidden, offsets, operator, preorder, top_level
 
 K = ci.CursorKind
@@ -181,17 +182,7 @@ class FunctionPointers:
             return
         if t.kind != T.RECORD:
             return
-        fields = list(t.get_fields())
-        for i, kid in enumerate(kids):
-            designated = child_nodes(kid) if kid.kind == K.UNEXPOSED_EXPR and kid.type.kind == T.VOID else ()
-            if designated and designated[0].kind == K.MEMBER_REF:
-                target, value = designated[0].referenced, designated[-1]
-            elif i < len(fields):
-                target, value = fields[i], kid
-            else:
-                continue
-            if target is None or target.kind != K.FIELD_DECL:
-                continue
+        for target, value in fields_initialised(t, init):
             if value.kind == K.INIT_LIST_EXPR:
                 self._init_list(target.type, value, table)
             elif _is_function_pointer(target.type):

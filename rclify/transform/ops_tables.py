@@ -20,6 +20,7 @@ import clang.cindex as ci
 from rclify.ctext import cursor_lists
 from rclify.ctext.cparse import ParsedFile
 from rclify.ctext.cursors import child_nodes
+from rclify.ctext.initializers import fields_initialised
 from rclify.ctext.source_tree import SourceTree
 
 K = ci.CursorKind
@@ -91,18 +92,8 @@ def _record_type(t: ci.Type) -> ci.Type | None:
 def _stored_functions(t: ci.Type, init: ci.Cursor, prefix: str) -> dict[str, tuple[str, str]]:
     """field -> (function, its type) of an initialiser list of struct type t (designated or positional;
     a nested struct's fields as `outer.inner`)."""
-    fields = list(t.get_canonical().get_fields())
     out: dict[str, tuple[str, str]] = {}
-    for i, kid in enumerate(child_nodes(init)):
-        designated = child_nodes(kid) if kid.kind == K.UNEXPOSED_EXPR and kid.type.kind == T.VOID else ()
-        if designated and designated[0].kind == K.MEMBER_REF:
-            target, value = designated[0].referenced, designated[-1]
-        elif i < len(fields):
-            target, value = fields[i], kid
-        else:
-            continue
-        if target is None or target.kind != K.FIELD_DECL:
-            continue
+    for target, value in fields_initialised(t, init):
         name = prefix + target.spelling
         if value.kind == K.INIT_LIST_EXPR:
             nested = _record_type(target.type)

@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "rclify.h"
+#include "bench_util.h"
 
 #define MAX_THREADS 64
 #define MAX_LIST 16
@@ -64,18 +65,6 @@ static void sleep_s(double s)
     struct timespec ts = { (time_t)s, (long)((s - (double)(time_t)s) * 1e9) };
     while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
         ;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 static double loadavg1(void)
@@ -255,13 +244,13 @@ static struct result measure_point(int alg, int k)
     rcl_mutex_destroy(&lock_a);
     rcl_mutex_destroy(&lock_b);
     struct result res = { .alg = alg, .every = k };
-    res.ratio = median(ratio, opt.repeat); /* sorts */
+    res.ratio = bench_median(ratio, opt.repeat); /* sorts */
     res.ratio_min = ratio[0];
     res.ratio_max = ratio[opt.repeat - 1];
-    res.outside_a = median(oa, opt.repeat);
-    res.outside_b = median(ob, opt.repeat);
-    res.block_a = median(ba, opt.repeat);
-    res.block_b = median(bb, opt.repeat);
+    res.outside_a = bench_median(oa, opt.repeat);
+    res.outside_b = bench_median(ob, opt.repeat);
+    res.block_a = bench_median(ba, opt.repeat);
+    res.block_b = bench_median(bb, opt.repeat);
     return res;
 }
 

@@ -57,6 +57,7 @@
 /* Internal headers (the bench is built with -Isrc): which algorithms combine, and their waiting
  * policies. */
 #include "core/runtime.h"
+#include "bench_util.h"
 
 #define CACHE_LINE 64
 #define PAGE 4096
@@ -148,18 +149,6 @@ static void *xcalloc(size_t n, size_t size)
         exit(1);
     }
     return p;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 static void loadavg(double out[3])
@@ -337,7 +326,7 @@ static double median_ratio(const double *floor, const double *ratio, int n, int 
             v[k++] = ratio[i];
     if (count)
         *count = k;
-    return k ? median(v, k) : 0;
+    return k ? bench_median(v, k) : 0;
 }
 
 /*
@@ -371,9 +360,9 @@ static struct roundtrip_result measure_roundtrip(int cpu_a, int cpu_b)
     res.ratio = median_ratio(fl, ratio, n, -1, NULL);
     res.cross_ratio = median_ratio(fl, ratio, n, 0, &res.cross_pairs);
     res.sibling_ratio = median_ratio(fl, ratio, n, 1, &res.sibling_pairs);
-    res.floor_ns = median(fl, n); /* sorts */
+    res.floor_ns = bench_median(fl, n); /* sorts */
     res.floor_best_ns = fl[0];
-    res.rcl_ns = median(rt, n);
+    res.rcl_ns = bench_median(rt, n);
     res.rcl_best_ns = rt[0];
     return res;
 }
@@ -388,7 +377,7 @@ static double posix_uncontended_ns(void)
     for (int r = 0; r < opt.repeat; r++)
         v[r] = roundtrip_loop(&m, 1, 0.02);
     rcl_mutex_destroy(&m);
-    return median(v, opt.repeat);
+    return bench_median(v, opt.repeat);
 }
 
 /* ---- 2. bytes per lock ---- */
@@ -804,9 +793,9 @@ static void measure_point(struct series *series, int nseries, struct point p, do
         struct row *row = &rows[nrows++];
         row->s = &series[s];
         row->p = p;
-        row->ratio = nratio ? median(ratio, nratio) : 0;
-        row->latency_ns = median(l, opt.repeat);
-        row->throughput = median(t, opt.repeat); /* sorts t */
+        row->ratio = nratio ? bench_median(ratio, nratio) : 0;
+        row->latency_ns = bench_median(l, opt.repeat);
+        row->throughput = bench_median(t, opt.repeat); /* sorts t */
         row->throughput_best = t[opt.repeat - 1];
         if (csv) {
             csv_row(csv, row, duration);
