@@ -65,6 +65,11 @@ def use_it(rclify: str, home: Path, user=None) -> None:
         shutil.chown(tree, user)
         for path in tree.iterdir():
             shutil.chown(path, user)
+    # profile the program as written (a transformed one is profiled through the runtime, below)
+    run(["gcc", "-O1", "-pthread", "-I.", "main.c", "registry.c", "-o", "prog"], tree, env, user)
+    run([rclify, "profile", "-o", str(home / "profile.json"), "--", "./prog"], tree, env, user)
+    assert (home / "profile.json").is_file()
+    (tree / "prog").unlink()
     out = run([rclify, "transform", str(tree), "-q"], home, env, user).stdout
     assert "2 regions: 2 extracted" in out, out
     assert "rclify_cs_" in (tree / "registry.c").read_text()
@@ -74,8 +79,9 @@ def use_it(rclify: str, home: Path, user=None) -> None:
     run(["gcc", "-O1", "-pthread", *cflags, "-I.", "main.c", "registry.c", "-o", "prog", *libs], tree, env, user)
     expected = (tree / "expected.txt").read_text()
     assert run(["./prog"], tree, {**env, "RCLIFY_LOCKS": "*=rcl"}, user).stdout == expected
-    run([rclify, "profile", "-o", str(home / "profile.json"), "--", "./prog"], tree, env, user)
-    assert (home / "profile.json").is_file()
+    run(["./prog"], tree, {**env, "RCLIFY_LOCKS": "*=profile", "RCLIFY_PROFILE_OUT": str(home / "transformed.json")},
+        user)
+    assert (home / "transformed.json").is_file()
     build = "gcc -O1 $RCLIFY_CFLAGS -I. main.c registry.c -o prog $RCLIFY_LIBS"
     checked = run([rclify, "check", str(tree), "--build", build, "--test", "./prog",
                    "--locks", "*=posix", "--locks", "*=rcl"], home, env, user)
