@@ -174,6 +174,13 @@ def corpus_programs():
 
 
 @pytest.mark.skipif(not corpus_programs(), reason="no corpus yet")
+# Programs spatch 1.1 cannot parse a file of, said as a failure (the transform reads their regions
+# with libclang all the same, and the report lists the file under parse_failures): what it stops at.
+SPATCH_CANNOT_PARSE = {
+    "locals_cleanup_attribute": "__attribute__((cleanup(release))) line",  # between `*` and the name
+}
+
+
 def test_discovery_over_the_corpus():
     """Every corpus program: its lock and unlock calls are found inside functions, or the file
     whose calls spatch could not see is a failure (refuse_computed_goto: spatch skips functions
@@ -182,7 +189,9 @@ def test_discovery_over_the_corpus():
         found = discover(program, c_files(program), jobs=2)
         kinds = {s.kind for s in found.sites}
         if found.failures:
-            assert program.name.startswith("refuse_"), (program.name, found.failures)
+            known = SPATCH_CANNOT_PARSE.get(program.name)
+            assert program.name.startswith("refuse_") or (
+                known and all(known in why for why in found.failures.values())), (program.name, found.failures)
             continue
         if not kinds & {"lock", "trylock"}:
             # the locks are taken only through object-like aliases, which spatch does not expand
