@@ -359,3 +359,22 @@ def test_what_lets_a_section_leave_its_thread(tmp_path):
     from the caller's thread (docs/transform.md, "Where a section runs")."""
     regions = _regions(tmp_path, DELEGATION)
     assert {line: r["thread_bound_because"] for line, r in regions.items()} == DELEGATION_EXPECTED
+
+
+def test_a_function_the_tree_defines_is_judged_by_its_body_whatever_the_c_library_calls_so(tmp_path):
+    """error() is the C library's (error(3)) and may run anywhere; a tree that defines its own
+    error() with a thread-local variable has sections that call it kept home."""
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    (tree / "log.h").write_text("void error(int status, int errnum, const char *fmt);\n")
+    (tree / "log.c").write_text('#include "log.h"\nstatic __thread int last;\n'
+                                "void error(int status, int errnum, const char *fmt) { last = status + errnum + (fmt != 0); }\n")
+    (tree / "main.c").write_text('#include <pthread.h>\n#include "log.h"\n'
+                                 "static pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;\nstatic int n;\n"
+                                 'void f(void) { pthread_mutex_lock(&m); n++; if (n > 100) error(0, 1, "x"); '
+                                 "pthread_mutex_unlock(&m); }\n")
+    report = tmp_path / "report.json"
+    proc = _transform(tree, "--dry-run", "--report", str(report))
+    assert proc.returncode == 0, proc.stderr
+    (region,) = json.loads(report.read_text())["regions"]
+    assert region["thread_bound_because"] == "calls error(), which uses the thread-local variable last"

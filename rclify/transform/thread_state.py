@@ -87,10 +87,10 @@ class ThreadState:
 
     def wanted(self, roots: set[str]) -> set[str]:
         """Functions reached from roots, declared in the tree (the roots, called by sections
-        themselves, always count), with no definition parsed yet."""
-        return {n for n in self.reachable(roots)
-                if n not in self.definitions and (n in self.declared_in_tree or n in roots)
-                and external_cause(n, self.program_calls) is not None}
+        themselves, always count), with no definition parsed yet: the tree's C files that define
+        one are parsed (analyse.complete_call_graph)."""
+        # whatever the C library calls so: a function the tree defines itself is judged by its body
+        return {n for n in self.reachable(roots) if n not in self.definitions and (n in self.declared_in_tree or n in roots)}
 
     def pointer_words(self, roots: set[str]) -> set[str]:
         """What a file must mention to store into a pointer that the functions reached from roots
