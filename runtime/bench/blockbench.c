@@ -79,18 +79,7 @@ static double loadavg1(void)
     return l;
 }
 
-static void progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void progress(const char *fmt, ...)
-{
-    if (opt.quiet)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    fputs("blockbench: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
-    va_end(ap);
-}
+#define progress(...) bench_progress("blockbench", opt.quiet, __VA_ARGS__)
 
 /* ---- one measurement ---- */
 

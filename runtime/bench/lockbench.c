@@ -162,19 +162,7 @@ static void loadavg(double out[3])
     }
 }
 
-static void progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void progress(const char *fmt, ...)
-{
-    if (opt.quiet)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    fputs("lockbench: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
-    va_end(ap);
-    fflush(stderr);
-}
+#define progress(...) bench_progress("lockbench", opt.quiet, __VA_ARGS__)
 
 static rcl_lock_config_t config_for(int alg, const char *id, int server)
 {
